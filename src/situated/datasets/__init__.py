@@ -1,0 +1,1 @@
+"""Loaders from the original dataset formats to task objects."""

@@ -1,0 +1,1 @@
+"""VirtualHome-format household scenes: our own evolving-graph engine."""

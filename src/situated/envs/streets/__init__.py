@@ -1,0 +1,1 @@
+"""Touchdown / Map2seq street graphs with VELMA's transition rules."""

@@ -1,0 +1,1 @@
+"""Language-model backends; this package knows nothing of robots."""

@@ -1,0 +1,1 @@
+"""Planners: turn (task, observation, action space) into a prompt and parse the answer."""
