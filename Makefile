@@ -1,0 +1,37 @@
+# The two set-up commands of the README. Both create .venv on first use and reinstall only when pyproject.toml changes.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# The embedded default model; `make demo DEMO_MODEL=llamacpp:qwen2.5-coder-0.5b` for the fast tier.
+DEMO_MODEL ?= llamacpp:qwen2.5-coder-1.5b
+DEMO_TASK  ?= microwave salmon
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+
+.PHONY: demo test lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip wheel setuptools
+
+.stamp-demo: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[llm,model-1_5b]'
+	touch $@
+
+.stamp-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	# VirtualHome's own executor, used only by tests and benchmarks to check our simulator against it.
+	$(BIN)/pip install --quiet --no-deps eai-eval==1.0.5
+	touch $@
+
+demo: .stamp-demo
+	$(BIN)/situated run examples/plans/microwave_salmon.py --scene examples/scenes/apartment.json
+
+test: .stamp-test
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/pytest
+
+lint: .stamp-test
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) .stamp-demo .stamp-test .pytest_cache .ruff_cache
