@@ -12,7 +12,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from .envs.base import Environment
-from .program import Assert, Call, Comment, Condition, For, If, Program, Statement, Var, call_text, condition_text
+from .program import (
+    Assert,
+    Call,
+    Comment,
+    Condition,
+    For,
+    If,
+    Program,
+    Statement,
+    Var,
+    call_text,
+    condition_text,
+)
 from .trace import CheckEvent, Event, SkipEvent, StepEvent, StopEvent, SubgoalEvent, Trace
 
 ConditionCheck = Callable[[Condition, Environment], bool]
