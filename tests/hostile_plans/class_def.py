@@ -1,0 +1,4 @@
+# expect: parse-error line=2
+class Plan:
+	def run():
+		walk('kitchen')

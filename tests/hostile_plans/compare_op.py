@@ -1,0 +1,3 @@
+# expect: parse-error line=3
+def plan():
+	assert('lime' == 'lime')

@@ -1,0 +1,4 @@
+# expect: parse-error line=2
+@staticmethod
+def plan():
+	walk('kitchen')

@@ -1,0 +1,4 @@
+# expect: parse-error line=4
+def plan():
+	walk('kitchen')
+	else: find('lime')

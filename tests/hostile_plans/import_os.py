@@ -1,0 +1,5 @@
+# expect: parse-error line=4
+def plan():
+	walk('kitchen')
+	import os
+	os.system('touch pwned.txt')

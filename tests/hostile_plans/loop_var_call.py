@@ -1,0 +1,4 @@
+# expect: parse-error line=4
+def plan():
+	for f in ['walk', 'grab']:
+		f('kitchen')

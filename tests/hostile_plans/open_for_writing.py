@@ -1,0 +1,3 @@
+# expect: invalid line=3
+def plan():
+	open('pwned.txt', 'w')

@@ -1,0 +1,4 @@
+# expect: parse-error line=4
+def plan():
+	assert('lime' in 'hands')
+		grab('lime')

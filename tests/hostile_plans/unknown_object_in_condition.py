@@ -1,0 +1,5 @@
+# expect: invalid line=4
+def plan():
+	walk('kitchen')
+	assert('close' to 'unicorn')
+		else: find('lime')

@@ -1,0 +1,5 @@
+# expect: parse-error line=4
+def plan():
+	walk('kitchen')
+	while True:
+		walk('kitchen')

@@ -1,0 +1,4 @@
+# expect: invalid line=4
+def plan():
+	grab('lime')
+	putin('lime')
