@@ -1,0 +1,235 @@
+"""`situated navigate`: street navigation (Touchdown / Map2seq) with the gold, forward-only or random agent.
+
+`situated navigate --data DIR ...` runs an agent over a split;
+`situated navigate show ID --data DIR --out F.png` draws one episode over the street graph.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from ..datasets.map2seq import NavDataset, load_split
+from ..envs.streets.env import DATASETS, MAX_STEPS, NavInstance, StreetEnv
+from ..envs.streets.graph import StreetGraph
+from ..envs.streets.visibility import FileVisibility, NoVisibility, VisibilitySource
+from ..errors import SituatedError
+from ..eval.nav_runner import run_agent, run_episode, summarize_records
+from ..planners.nav_baselines import AGENTS, make_agent
+from . import app
+
+navigate_app = typer.Typer(
+    help="Street navigation (VELMA's Touchdown / Map2seq environment): run agents, draw routes.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+app.add_typer(navigate_app, name="navigate")
+
+DataOpt = Annotated[
+    Path | None, typer.Option("--data", help="Dataset directory with graph/ and data/<split>.json.")
+]
+SplitOpt = Annotated[str, typer.Option("--split", help="Split file under data/: dev or test.")]
+AgentOpt = Annotated[str, typer.Option("--agent", help=f"Agent: {'|'.join(AGENTS)}.")]
+DatasetOpt = Annotated[
+    str | None, typer.Option("--dataset", help="map2seq or touchdown (default: from the directory).")
+]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the random agent.")]
+
+
+def _check_choice(value: str, choices: tuple[str, ...], option: str) -> str:
+    if value not in choices:
+        raise SituatedError(f"{option} must be one of {', '.join(choices)}, not {value!r}")
+    return value
+
+
+def _load(data: Path | None, split: str, dataset: str | None) -> NavDataset:
+    if data is None:
+        raise SituatedError("--data DIR is required (a dataset directory with graph/ and data/<split>.json)")
+    _check_choice(split, ("dev", "test", "train"), "--split")
+    if dataset is not None:
+        _check_choice(dataset, DATASETS, "--dataset")
+    return load_split(data, split, dataset)
+
+
+def _visibility(landmarks: str, landmarks_file: Path | None) -> VisibilitySource:
+    _check_choice(landmarks, ("none", "file"), "--landmarks")
+    if landmarks == "none":
+        return NoVisibility()
+    if landmarks_file is None:
+        raise SituatedError("--landmarks file needs --landmarks-file F (a situated-visibility/1 JSON file)")
+    return FileVisibility.load(landmarks_file)
+
+
+def _agent_label(agent: str, seed: int, model: str | None) -> str:
+    if agent == "random":
+        return f"random-seed{seed}"
+    if agent == "llm" and model:
+        return "llm-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in model)
+    return agent
+
+
+def _env(graph: StreetGraph, agent: str, visibility: VisibilitySource) -> StreetEnv:
+    # The gold agent replays routes of any length; every other agent gets VELMA's step limit.
+    return StreetEnv(graph, visibility, max_steps=None if agent == "gold" else MAX_STEPS)
+
+
+@navigate_app.callback()
+def navigate(
+    ctx: typer.Context,
+    data: DataOpt = None,
+    split: SplitOpt = "dev",
+    agent: AgentOpt = "forward",
+    model: Annotated[str | None, typer.Option("--model", help="Model URI for --agent llm.")] = None,
+    landmarks: Annotated[
+        str, typer.Option("--landmarks", help="Landmark visibility: none (intersections only) or file.")
+    ] = "none",
+    landmarks_file: Annotated[
+        Path | None, typer.Option("--landmarks-file", help="Visibility JSON (situated-visibility/1).")
+    ] = None,
+    dataset: DatasetOpt = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N instances.")] = None,
+    seed: SeedOpt = 0,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Directory for resumable per-episode results (JSON lines).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of the metrics.")] = False,
+) -> None:
+    """Run an agent over a split and report TC, SPD and KPA."""
+    if ctx.invoked_subcommand is not None:
+        return
+    _check_choice(agent, AGENTS, "--agent")
+    if limit is not None and limit < 1:
+        raise SituatedError("--limit must be at least 1")
+    visibility = _visibility(landmarks, landmarks_file)
+    loaded = _load(data, split, dataset)
+    nav_agent = make_agent(agent, graph=loaded.graph, seed=seed, model=model)
+    instances = loaded.instances[:limit] if limit is not None else loaded.instances
+    out_file = None
+    if out is not None:
+        out_file = out / f"{loaded.name}_{split}_{_agent_label(agent, seed, model)}.jsonl"
+
+    stderr = Console(stderr=True)
+    with Progress(
+        TextColumn(f"{loaded.name} {split} · {agent}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=stderr,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("episodes", total=len(instances))
+        records = run_agent(
+            _env(loaded.graph, agent, visibility),
+            nav_agent,
+            instances,
+            out_file,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    summary = summarize_records(records)
+
+    console = Console()
+    table = Table(title=f"{loaded.name} {split} — {agent} agent ({summary.n} episodes)")
+    for column in ("TC %", "SPD", "KPA %", "KPA corrected %"):
+        table.add_column(column, justify="right")
+    table.add_row(
+        f"{summary.tc:.1f}", f"{summary.spd:.1f}", f"{summary.kpa:.1f}", f"{summary.kpa_corrected:.1f}"
+    )
+    console.print(table)
+    if out_file is not None:
+        console.print(f"episodes: {out_file}")
+    if as_json:
+        values = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in summary.as_dict().items()}
+        print(json.dumps(values))
+
+
+def _find(loaded: NavDataset, instance_id: str) -> NavInstance:
+    for instance in loaded.instances:
+        if instance.id == instance_id:
+            return instance
+    raise SituatedError(f"no instance with id {instance_id} in {loaded.name} {loaded.split}")
+
+
+def _draw(graph: StreetGraph, gold: list[str], path: list[str], title: str, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection
+
+    shown = [graph.nodes[p] for p in gold + path]
+    lat_lo, lat_hi = min(n.lat for n in shown), max(n.lat for n in shown)
+    lng_lo, lng_hi = min(n.lng for n in shown), max(n.lng for n in shown)
+    margin = max(lat_hi - lat_lo, lng_hi - lng_lo, 0.001) * 0.15
+    lat_lo, lat_hi, lng_lo, lng_hi = lat_lo - margin, lat_hi + margin, lng_lo - margin, lng_hi + margin
+
+    def inside(panoid: str) -> bool:
+        node = graph.nodes[panoid]
+        return lat_lo <= node.lat <= lat_hi and lng_lo <= node.lng <= lng_hi
+
+    segments = []
+    for panoid, node in graph.nodes.items():
+        if not inside(panoid):
+            continue
+        for neighbour in graph.out_edges(panoid).values():
+            other = graph.nodes[neighbour]
+            segments.append([(node.lng, node.lat), (other.lng, other.lat)])
+
+    figure, axes = plt.subplots(figsize=(8, 8))
+    axes.add_collection(LineCollection(segments, colors="#c8c8c8", linewidths=0.8, zorder=1))
+    for route, colour, width, style, label in (
+        (gold, "#2a9d3a", 4.0, "-", "gold route"),
+        (path, "#d62828", 2.0, "--", "agent path"),
+    ):
+        xs = [graph.nodes[p].lng for p in route]
+        ys = [graph.nodes[p].lat for p in route]
+        axes.plot(xs, ys, style, color=colour, linewidth=width, label=label, zorder=2)
+    start, target, stop = graph.nodes[gold[0]], graph.nodes[gold[-1]], graph.nodes[path[-1]]
+    axes.scatter([start.lng], [start.lat], s=80, c="#1d3557", marker="o", label="start", zorder=3)
+    axes.scatter([target.lng], [target.lat], s=180, c="#2a9d3a", marker="*", label="target", zorder=3)
+    axes.scatter([stop.lng], [stop.lat], s=80, c="#d62828", marker="X", label="agent stop", zorder=3)
+    axes.set_xlim(lng_lo, lng_hi)
+    axes.set_ylim(lat_lo, lat_hi)
+    axes.set_aspect(1 / max(0.1, math.cos(math.radians(start.lat))))
+    axes.ticklabel_format(useOffset=False, style="plain")
+    axes.set_xlabel("longitude")
+    axes.set_ylabel("latitude")
+    axes.set_title(title)
+    axes.legend(loc="best")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        figure.savefig(out, dpi=120, bbox_inches="tight")
+    except OSError as err:
+        raise SituatedError(f"cannot write {out}: {err.strerror or err}") from None
+    finally:
+        plt.close(figure)
+
+
+@navigate_app.command("show")
+def show(
+    instance_id: Annotated[str, typer.Argument(help="Instance id (Map2seq id / Touchdown route_id).")],
+    out: Annotated[Path, typer.Option("--out", help="Image to write (PNG, SVG or PDF).")],
+    data: DataOpt = None,
+    split: SplitOpt = "dev",
+    agent: AgentOpt = "forward",
+    dataset: DatasetOpt = None,
+    seed: SeedOpt = 0,
+) -> None:
+    """Draw the gold route and an agent's path over the street graph."""
+    _check_choice(agent, AGENTS, "--agent")
+    loaded = _load(data, split, dataset)
+    instance = _find(loaded, instance_id)
+    nav_agent = make_agent(agent, graph=loaded.graph, seed=seed)
+    record = run_episode(_env(loaded.graph, agent, NoVisibility()), nav_agent, instance)
+    title = (
+        f"{loaded.name} {split} #{instance.id} — {agent}: TC {'yes' if record['tc'] else 'no'}, "
+        f"SPD {record['spd']}, KPA {100 * record['kpa']:.0f}%"
+    )
+    _draw(loaded.graph, list(instance.route), record["pano_path"], title, out)
+    Console().print(f"{title}\nwrote {out}")

@@ -1,0 +1,107 @@
+"""Street-navigation agents without a language model: gold (oracle replay), forward-only and random."""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Protocol, runtime_checkable
+
+from ..envs.streets.env import NavInstance, Observation
+from ..envs.streets.graph import StreetGraph
+from ..envs.streets.oracle import gold_actions
+from ..errors import SituatedError
+
+#: The forward-only and random baselines stop once they have seen this many panoramas (release value).
+MAX_PANORAMAS = 40
+
+
+@runtime_checkable
+class NavAgent(Protocol):
+    """An agent that chooses one action word per observation."""
+
+    def reset(self, instance: NavInstance) -> None:
+        """Prepare for a new episode of `instance`."""
+        ...
+
+    def act(self, observation: Observation) -> str:
+        """The next action word: forward, left, right, turn_around or stop (others get corrected)."""
+        ...
+
+
+class GoldAgent:
+    """Replays the oracle's gold actions; reproduces the gold route exactly."""
+
+    def __init__(self, graph: StreetGraph) -> None:
+        self._graph = graph
+        self._actions: list[str] = []
+
+    def reset(self, instance: NavInstance) -> None:
+        self._actions = gold_actions(self._graph, instance)
+
+    def act(self, observation: Observation) -> str:
+        return self._actions[observation.step] if observation.step < len(self._actions) else "stop"
+
+
+class ForwardAgent:
+    """Always forward; stops after `max_panoramas` panoramas (the release's forward-only baseline)."""
+
+    def __init__(self, max_panoramas: int = MAX_PANORAMAS) -> None:
+        self.max_panoramas = max_panoramas
+
+    def reset(self, instance: NavInstance) -> None:
+        return None
+
+    def act(self, observation: Observation) -> str:
+        return "stop" if observation.path_length >= self.max_panoramas else "forward"
+
+
+class RandomAgent:
+    """Forward, but random forward/left/right at intersections and forward/turn_around at a Touchdown start.
+
+    Stops after `max_panoramas` panoramas. Each episode's choices depend only on the seed and the instance id,
+    so runs are reproducible and resumable in any order.
+    """
+
+    def __init__(self, seed: int = 0, max_panoramas: int = MAX_PANORAMAS) -> None:
+        self.seed = seed
+        self.max_panoramas = max_panoramas
+        self._rng = random.Random(seed)
+        self._forced_start = False
+
+    def reset(self, instance: NavInstance) -> None:
+        self._rng = random.Random(f"{self.seed}:{instance.dataset}:{instance.id}")
+        self._forced_start = instance.forced_first_forward
+
+    def act(self, observation: Observation) -> str:
+        if observation.path_length >= self.max_panoramas:
+            return "stop"
+        if observation.step == 0 and not self._forced_start:
+            return self._rng.choice(["forward", "turn_around"])
+        if observation.intersection is not None:
+            return self._rng.choice(["forward", "left", "right"])
+        return "forward"
+
+
+#: Agent names `make_agent` knows.
+AGENTS: tuple[str, ...] = ("gold", "forward", "random", "llm")
+
+
+def make_agent(name: str, **opts: Any) -> NavAgent:
+    """Build a navigation agent by name. Options: `graph` (gold), `seed` (random), `model` (llm).
+
+    The LLM agent (VELMA's prompting planner) plugs in here.
+    """
+    if name == "gold":
+        graph = opts.get("graph")
+        if not isinstance(graph, StreetGraph):
+            raise SituatedError("the gold agent needs the street graph (graph=...)")
+        return GoldAgent(graph)
+    if name == "forward":
+        return ForwardAgent()
+    if name == "random":
+        return RandomAgent(seed=int(opts.get("seed", 0)))
+    if name == "llm":
+        raise SituatedError(
+            "the llm agent needs the VELMA language-model planner, which is not available yet; "
+            "use --agent gold, forward or random"
+        )
+    raise SituatedError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")
