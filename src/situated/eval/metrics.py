@@ -43,6 +43,7 @@ class EpisodeScore:
     exec_rate: float
     precision: float
     attempted: int = 0
+    missing: tuple[str, ...] = ()  # goal conditions the agent did not newly make true
 
     @property
     def success(self) -> bool:
@@ -53,8 +54,9 @@ def score_episode(task: str, run: int, initial: Set[str], final_gt: Set[str], ag
                   executed: int, attempted: int) -> EpisodeScore:
     """Score one episode from its three condition sets and its step counts."""
     goal = goal_conditions(initial, final_gt)
+    missing = tuple(sorted(goal - (frozenset(agent_final) - frozenset(initial))))
     return EpisodeScore(task, run, gcr(goal, initial, agent_final), executed / attempted if attempted else 0.0,
-                        precision(initial, final_gt, agent_final), attempted)
+                        precision(initial, final_gt, agent_final), attempted, missing)
 
 
 @dataclass(frozen=True)

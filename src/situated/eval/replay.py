@@ -12,12 +12,15 @@ from ..errors import DataError
 from .metrics import EpisodeScore, score_episode
 
 
-def replay_task(task: HouseholdTask, *, seed: int = 0, run: int = 0) -> EpisodeScore:
-    """Run one task's grounded script from its initial graph and score the result against its final graph."""
+def replay_task(task: HouseholdTask, *, seed: int = 0, run: int = 0, derived_states: bool = True) -> EpisodeScore:
+    """Run one task's grounded script from its initial graph and score the result against its final graph.
+
+    `derived_states=False` leaves out ProgPrompt's HEATED/WASHED/USED rules, as VirtualHome's executor does.
+    """
     if task.initial_graph is None or task.final_graph is None:
         raise DataError(f"{task.source}: task {task.name!r} has no initial or final graph to replay against "
                         "(give --initial-graph for splits released without one)")
-    env = HouseholdEnv(task.initial_graph, seed=seed)
+    env = HouseholdEnv(task.initial_graph, seed=seed, derived_states=derived_states)
     env.reset()
     initial = env.conditions()
     executed = attempted = 0
@@ -28,6 +31,6 @@ def replay_task(task: HouseholdTask, *, seed: int = 0, run: int = 0) -> EpisodeS
                          executed, attempted)
 
 
-def replay_split(tasks: Sequence[HouseholdTask], *, seed: int = 0) -> list[EpisodeScore]:
+def replay_split(tasks: Sequence[HouseholdTask], *, seed: int = 0, derived_states: bool = True) -> list[EpisodeScore]:
     """Replay every task of a split, in order."""
-    return [replay_task(t, seed=seed) for t in tasks]
+    return [replay_task(t, seed=seed, derived_states=derived_states) for t in tasks]

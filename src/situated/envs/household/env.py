@@ -1,0 +1,130 @@
+"""HouseholdEnv: the household Environment over a VirtualHome-format scene graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...errors import UnknownObjectError
+from ...program import Call, Condition, Var
+from ..base import StepResult
+from .conditions import class_conditions
+from .derived import apply_derived
+from .describe import describe_character, describe_object
+from .graph import SceneGraph
+from .grounding import Grounder, normalize
+from .semantics import ACTIONS, HOLDS, World, execute, is_close
+
+# Assertion state words (ProgPrompt's `'opened'`, `'switchon'`, ...) → graph states.
+_STATE_NAMES = {"opened": "OPEN", "open": "OPEN", "closed": "CLOSED", "switchon": "ON", "switchedon": "ON",
+                "on": "ON", "switchoff": "OFF", "switchedoff": "OFF", "off": "OFF", "plugged_in": "PLUGGED_IN",
+                "plugged_out": "PLUGGED_OUT", "unplugged": "PLUGGED_OUT"}
+
+
+class HouseholdEnv:
+    """A household scene the interpreter acts in: grounding, VirtualHome action semantics, derived states."""
+
+    def __init__(self, graph: dict | SceneGraph, *, seed: int = 0, derived_states: bool = True) -> None:
+        own = graph.copy() if isinstance(graph, SceneGraph) else SceneGraph.from_dict(graph)
+        self._world = World(own, own.character())   # reset() rewinds its journal to the initial graph
+        self._grounder = Grounder(seed)
+        self.derived_states = derived_states
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, seed: int = 0, derived_states: bool = True) -> HouseholdEnv:
+        """Load a VirtualHome JSON graph; DataError naming the file and field when it is malformed."""
+        return cls(SceneGraph.load(path), seed=seed, derived_states=derived_states)
+
+    @property
+    def graph(self) -> SceneGraph:
+        return self._world.graph
+
+    @property
+    def character(self) -> int:
+        return self._world.character
+
+    # ------------------------------------------------------------------ Environment protocol
+    def reset(self, task: object = None) -> str:
+        """Restore the initial graph and forget the grounding memory; returns describe()."""
+        self._world.rewind()
+        self._grounder.reset()
+        return self.describe()
+
+    def step(self, call: Call) -> StepResult:
+        """Ground the call's class names to node ids and run the action."""
+        action = call.action.lower()
+        words = " ".join([action, *(a.name if isinstance(a, Var) else str(a) for a in call.args)])
+        if action not in ACTIONS:
+            return StepResult(False, f"unknown action {call.action!r}")
+        arity = ACTIONS[action][0]
+        if len(call.args) != arity:
+            return StepResult(False, f"{words}: {action} takes {arity} object(s), got {len(call.args)}")
+        ids = []
+        for arg in call.args:
+            if isinstance(arg, Var):
+                return StepResult(False, f"{words}: loop variable {arg.name!r} is not bound")
+            try:
+                ids.append(self._grounder.ground(self.graph, arg, self.character))
+            except UnknownObjectError as exc:
+                return StepResult(False, f"{words}: {exc}")
+        return self.step_ids(action, tuple(ids))
+
+    def step_ids(self, action: str, ids: tuple[int, ...]) -> StepResult:
+        """Run an already-grounded action (VirtualHome script lines); remembers the instances used."""
+        outcome = execute(self._world, action, tuple(ids), apply_derived if self.derived_states else None)
+        if outcome.ok:
+            for node in ids:
+                self._grounder.remember(self.graph, node)
+        return StepResult(outcome.ok, outcome.reason, outcome.changes)
+
+    def holds(self, condition: Condition) -> bool:
+        """Symbolic check of an assertion: close / state / holds / inside / on, possibly negated."""
+        return self._holds(condition) != condition.negated
+
+    def _ids(self, arg: object) -> list[int]:
+        """The instances a condition's name refers to: the remembered one when there is one, else all."""
+        if isinstance(arg, Var):
+            return []
+        key = normalize(str(arg))
+        ids = self.graph.ids_of(key)
+        remembered = self._grounder.memory.get(key)
+        return [remembered] if remembered in ids else ids
+
+    def _holds(self, condition: Condition) -> bool:
+        g, char = self.graph, self.character
+        kind, args = condition.kind, condition.args
+        first = self._ids(args[0]) if args else []
+        if kind == "close":
+            return any(is_close(g, char, n) for n in first)
+        if kind == "holds":
+            return any(g.has_edge(char, hand, n) for n in first for hand in HOLDS)
+        if kind == "state":
+            word = normalize(str(args[1])).replace("_", "") if len(args) > 1 else ""
+            state = _STATE_NAMES.get(word, normalize(str(args[1])).upper() if len(args) > 1 else "")
+            return any(state in g.states(n) for n in first)
+        if kind in ("inside", "on"):
+            second = self._ids(args[1]) if len(args) > 1 else []
+            rel = kind.upper()
+            return any(g.has_edge(a, rel, b) for a in first for b in second)
+        return False
+
+    def describe(self, near: str | None = None) -> str:
+        """"You see: ..." around the character, or about the named object."""
+        if near is None:
+            return describe_character(self.graph, self.character)
+        try:
+            node = self._grounder.ground(self.graph, near, self.character)
+        except UnknownObjectError:
+            return f"You see no {near} in this scene."
+        return describe_object(self.graph, node)
+
+    def snapshot(self) -> dict:
+        return self.graph.to_dict()
+
+    # ------------------------------------------------------------------ extras
+    def object_names(self) -> list[str]:
+        """Sorted unique class names of the scene's objects (rooms included)."""
+        return self.graph.class_names()
+
+    def conditions(self) -> frozenset[str]:
+        """Class-level facts of the current graph (see conditions.class_conditions)."""
+        return class_conditions(self.graph)
