@@ -1,0 +1,305 @@
+"""The embedded default backend: llama.cpp through llama-cpp-python, one model per process and path.
+
+Prompt-prefix reuse: the KV cache of the last prompt stays in the context; the next prompt evaluates only
+the tokens after the longest common prefix. Planners alternate between prompts (main plan prompt, assertion
+check), so before a switch discards a long evaluated prefix its KV state is saved into a small LRU
+(`state_cache` entries) and restored when a later prompt shares more with it than with the live context.
+
+Module-level state: `_ENGINES` caches one loaded model per (path, n_ctx) for the whole process. It is the one
+documented exception to "no global state": loading a gigabyte of weights per planner would be absurd, and the
+engine's lock serialises calls from threads.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from situated.errors import BackendError
+from situated.llm.base import Completion, parse_json
+from situated.llm.models import REGISTRY, Progress, ensure_model
+
+try:
+    import llama_cpp
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    from situated.llm import grammar_sampling as gs
+except ImportError:  # pragma: no cover - exercised only without the optional dependency
+    llama_cpp = None
+
+DEFAULT_N_CTX = 8192
+MIN_STATE_TOKENS = 64
+"""Only KV prefixes at least this long are worth saving into (or restoring from) the state LRU."""
+
+
+@dataclass
+class _SavedState:
+    tokens: tuple[int, ...]
+    data: Any  # ctypes byte array from llama_state_get_data
+    size: int
+
+
+class _Engine:
+    """One `llama_cpp.Llama` with its lock and its LRU of saved KV states."""
+
+    def __init__(self, path: Path, n_ctx: int, n_threads: int, seed: int, state_cache: int) -> None:
+        self.llama = llama_cpp.Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            seed=seed,
+            verbose=False,
+        )
+        self.lock = threading.Lock()
+        self.states: OrderedDict[tuple[int, ...], _SavedState] = OrderedDict()
+        self.state_cache = state_cache
+        self.n_vocab = self.llama.n_vocab()
+        self.vocab = self.llama._model.vocab
+
+    @property
+    def ctx(self) -> Any:
+        return self.llama.ctx
+
+    def live_tokens(self) -> list[int]:
+        return self.llama.input_ids[: self.llama.n_tokens].tolist()
+
+    def _save(self) -> None:
+        tokens = tuple(self.live_tokens())
+        if len(tokens) < MIN_STATE_TOKENS or self.state_cache <= 0 or tokens in self.states:
+            return
+        size = llama_cpp.llama_state_get_size(self.ctx)
+        data = (llama_cpp.ctypes.c_uint8 * int(size))()
+        written = llama_cpp.llama_state_get_data(self.ctx, data, size)
+        for key in [k for k in self.states if tokens[: len(k)] == k]:
+            del self.states[key]  # dominated: the new state shares at least as much with any prompt
+        self.states[tokens] = _SavedState(tokens, data, int(written))
+        while len(self.states) > self.state_cache:
+            self.states.popitem(last=False)
+
+    def _restore(self, state: _SavedState) -> None:
+        if llama_cpp.llama_state_set_data(self.ctx, state.data, state.size) != state.size:
+            raise BackendError("llama.cpp refused to restore a saved KV state")
+        n = len(state.tokens)
+        self.llama.input_ids[:n] = state.tokens
+        self.llama.n_tokens = n
+        if state.tokens in self.states:
+            self.states.move_to_end(state.tokens)
+
+    def prepare(self, tokens: list[int]) -> int:
+        """Evaluate `tokens`, reusing the longest cached prefix; return how many tokens were reused."""
+        common = _common_prefix(self.live_tokens(), tokens)
+        best = max(self.states.values(), key=lambda s: _common_prefix(s.tokens, tokens), default=None)
+        best_common = _common_prefix(best.tokens, tokens) if best else 0
+        if best is not None and best_common >= max(common + MIN_STATE_TOKENS, MIN_STATE_TOKENS):
+            self._save()
+            self._restore(best)
+            common = best_common
+        elif self.llama.n_tokens - common >= MIN_STATE_TOKENS:
+            self._save()
+        reuse = min(common, len(tokens) - 1)  # always decode at least one token for fresh logits
+        if reuse <= 0 or not self.llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
+            reuse = 0
+            self.llama.reset()
+            self.llama._ctx.kv_cache_clear()
+        self.llama.n_tokens = reuse
+        self.llama.eval(tokens[reuse:])
+        return reuse
+
+
+_ENGINES: dict[tuple[str, int], _Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def _engine(path: Path, n_ctx: int, n_threads: int, seed: int, state_cache: int) -> _Engine:
+    key = (str(path.resolve()), n_ctx)
+    with _ENGINES_LOCK:
+        if key not in _ENGINES:
+            try:
+                _ENGINES[key] = _Engine(path, n_ctx, n_threads, seed, state_cache)
+            except ValueError as exc:
+                raise BackendError(f"llama.cpp could not load {path}: {exc}") from None
+        return _ENGINES[key]
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class LlamaCppLLM:
+    """`llamacpp:<name>` (embedded model from the registry) or `llamacpp:<path.gguf>`.
+
+    `grammar_mode` is "greedy-first" (default) or "full" (llama.cpp's own whole-vocabulary grammar check at
+    each step; kept as the reference the greedy-first path must match).
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        n_ctx: int = DEFAULT_N_CTX,
+        n_threads: int | None = None,
+        seed: int = 0,
+        progress: Progress | None = None,
+        state_cache: int = 2,
+        grammar_mode: str = "greedy-first",
+    ) -> None:
+        if llama_cpp is None:
+            raise BackendError("llamacpp backend needs llama-cpp-python: pip install 'situated[llm]'")
+        if grammar_mode not in ("greedy-first", "full"):
+            raise BackendError(f"grammar_mode must be 'greedy-first' or 'full', not {grammar_mode!r}")
+        self.uri = f"llamacpp:{target}"
+        self.grammar_mode = grammar_mode
+        if target in REGISTRY:
+            path = ensure_model(target, progress=progress)
+        else:
+            path = Path(target).expanduser()
+            if not path.is_file():
+                known = ", ".join(sorted(REGISTRY))
+                raise BackendError(f"{self.uri}: no such model file {path} (embedded models: {known})")
+        self.path = path
+        self._engine = _engine(path, n_ctx, n_threads or os.cpu_count() or 1, seed, state_cache)
+        self.n_ctx = n_ctx
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._engine.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def complete(
+        self,
+        prompt: str,
+        *,
+        stop: Sequence[str] = (),
+        max_tokens: int = 256,
+        temperature: float = 0.0,
+        frequency_penalty: float = 0.0,
+        grammar: str | None = None,
+        seed: int = 0,
+    ) -> Completion:
+        start = time.perf_counter()
+        engine = self._engine
+        llama = engine.llama
+        tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
+        if not tokens:
+            raise BackendError(f"{self.uri}: empty prompt")
+        if len(tokens) >= self.n_ctx:
+            raise BackendError(f"{self.uri}: prompt has {len(tokens)} tokens, context holds {self.n_ctx}")
+        stops = [s.encode("utf-8") for s in stop if s]
+        with engine.lock:
+            cached = engine.prepare(tokens)
+            selector = self._selector(grammar, temperature, frequency_penalty, seed)
+            try:
+                out, finish, n_out = self._generate(selector, stops, max_tokens)
+            finally:
+                selector.close()
+        return Completion(
+            text=out.decode("utf-8", errors="ignore"),
+            finish_reason=finish,
+            prompt_tokens=len(tokens),
+            completion_tokens=n_out,
+            cached_tokens=cached,
+            seconds=time.perf_counter() - start,
+        )
+
+    def _selector(
+        self, grammar: str | None, temperature: float, frequency_penalty: float, seed: int
+    ) -> gs.TokenSelector:
+        e = self._engine
+        if temperature <= 0.0 and grammar is None:
+            return gs.Greedy(e.ctx, e.n_vocab, frequency_penalty)
+        if temperature <= 0.0 and self.grammar_mode == "greedy-first":
+            return gs.GreedyFirstGrammar(
+                e.ctx, e.vocab, e.n_vocab, grammar or "", frequency_penalty, self.uri
+            )
+        return gs.Chain(
+            e.ctx,
+            e.vocab,
+            e.n_vocab,
+            grammar=grammar,
+            temperature=temperature,
+            frequency_penalty=frequency_penalty,
+            seed=seed,
+            where=self.uri,
+        )
+
+    def _generate(
+        self, selector: gs.TokenSelector, stops: list[bytes], max_tokens: int
+    ) -> tuple[bytes, str, int]:
+        """Sample up to `max_tokens`; return (bytes, finish_reason, completion token count)."""
+        llama = self._engine.llama
+        out = b""
+        longest_stop = max((len(s) for s in stops), default=0)
+        for n in range(max_tokens):
+            token = selector.select()
+            if token is None or llama_cpp.llama_vocab_is_eog(self._engine.vocab, token):
+                return out, "stop", n  # the end-of-generation token is not part of the text
+            before = len(out)
+            out += llama.detokenize([token])
+            if stops:
+                window = max(0, before - longest_stop + 1)
+                hits = [i for i in (out.find(s, window) for s in stops) if i >= 0]
+                if hits:
+                    return out[: min(hits)], "stop", n + 1
+            if n + 1 == max_tokens:
+                return out, "length", n + 1
+            if llama.n_tokens >= self.n_ctx:
+                return out, "length", n + 1
+            llama.eval([token])
+        return out, "length", max_tokens
+
+    def chat_prompt(self, messages: list[dict]) -> str:
+        """`messages` rendered with the model's own chat template (ChatML when the GGUF carries none)."""
+        llama = self._engine.llama
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            parts = [f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages]
+            return "".join(parts) + "<|im_start|>assistant\n"
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        def piece(token: int) -> str:
+            return llama._model.token_get_text(token) if token >= 0 else ""
+
+        formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=piece(llama.token_eos()),
+            bos_token=piece(llama.token_bos()),
+            add_generation_prompt=True,
+        )
+        return formatter(messages=messages).prompt
+
+    def json(
+        self,
+        messages: list[dict],
+        schema: dict,
+        *,
+        max_tokens: int = 512,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> Any:
+        try:
+            grammar = json_schema_to_gbnf(jsonlib.dumps(schema))
+        except (ValueError, KeyError, TypeError, NotImplementedError) as exc:
+            raise BackendError(f"{self.uri}: cannot turn the JSON schema into a grammar: {exc}") from None
+        done = self.complete(
+            self.chat_prompt(messages),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            grammar=grammar,
+            seed=seed,
+        )
+        if done.finish_reason == "length":
+            raise BackendError(
+                f"{self.uri}: JSON answer cut off at max_tokens={max_tokens}: {done.text[:80]!r}"
+            )
+        return parse_json(done.text, schema, self.uri)
