@@ -24,7 +24,7 @@ $(BIN)/python:
 	touch $@
 
 demo: .stamp-demo
-	$(BIN)/situated run examples/plans/microwave_salmon.py --scene examples/scenes/apartment.json
+	$(BIN)/situated plan "$(DEMO_TASK)" --scene examples/scenes/apartment.json --tasks examples/tasks/apartment_tasks.json --model $(DEMO_MODEL)
 
 test: .stamp-test
 	$(BIN)/ruff check src tests benchmarks

@@ -1,0 +1,89 @@
+"""Decoding grammars (llama.cpp GBNF) built from an ActionSpace and a scene's objects.
+
+Under `plan_grammar` every generated line is a valid ProgPrompt plan line: a known action with the right
+number of known objects, a `# ...` comment, or an assertion followed by tab-tab-indented `else: action(...)`
+recovery lines. The grammar starts right after an open function header (`def task():\n\t`, so the first
+statement carries no tab of its own), every line ends with a newline, and the function ends either where the
+model stops (end of generation is allowed after any complete line) or with one blank line, after which nothing
+but the end may follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from situated.actions import ActionSpace
+
+ASSERT_STATES: tuple[str, ...] = ("switchoff", "switchon", "opened", "closed")
+"""The states an `is` assertion may name (those of ProgPrompt's examples)."""
+
+SPECIAL_WORDS = frozenset({"hands"})
+
+
+def gbnf_literal(text: str) -> str:
+    """`text` as a GBNF string literal."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+def _alternatives(words: Sequence[str]) -> str:
+    # Longest first, then alphabetical: no alternative is a prefix of one tried before it.
+    ordered = sorted(dict.fromkeys(words), key=lambda w: (-len(w), w))
+    return " | ".join(gbnf_literal(w) for w in ordered)
+
+
+def plan_objects(objects: Sequence[str]) -> list[str]:
+    """The object names a plan may quote: non-empty, without quotes or line breaks, not the word 'hands'."""
+    return [o for o in dict.fromkeys(objects)
+            if o and not any(c in o for c in "'\"\\\n\t") and o not in SPECIAL_WORDS]
+
+
+def plan_grammar(space: ActionSpace, objects: Sequence[str], *, comments: bool = True,
+                 asserts: bool = True) -> str:
+    """GBNF for the body of one plan function over `space`'s actions and the given `objects`.
+
+    `comments=False` / `asserts=False` leave comment lines / assertions out (the ablations of the prompt).
+    ValueError when there is no object while some action needs one.
+    """
+    names = plan_objects(objects)
+    by_arity: dict[int, list[str]] = {}
+    for action in space:
+        by_arity.setdefault(action.arity, []).append(action.name)
+    if not names and any(arity > 0 for arity in by_arity):
+        raise ValueError("a plan grammar needs at least one object for actions that take objects")
+
+    rules: list[str] = []
+    calls: list[str] = []
+    for arity in sorted(by_arity):
+        rule = f"call{arity}"
+        args = ' ", " '.join(["obj"] * arity)
+        rules.append(f"{rule} ::= ({_alternatives(by_arity[arity])}) \"(\" {args} \")\"")
+        calls.append(rule)
+    stmts = ["call eol"]
+    if comments:
+        stmts.append('"#" [^\\n]* "\\n"')
+    if asserts:
+        stmts.append("assert eol recovery+")
+    head = [
+        "root ::= stmt (\"\\t\" stmt)* \"\\n\"?",
+        f"stmt ::= {' | '.join(stmts)}",
+        f"call ::= {' | '.join(calls)}",
+    ]
+    if asserts:
+        states = _alternatives([f"'{s}'" for s in ASSERT_STATES])
+        head += [
+            "recovery ::= \"\\t\\telse: \" call eol",
+            "assert ::= \"assert(\" cond \" \"? \")\"",
+            "cond ::= \"'close' to \" obj | obj \" is \" state | obj \" in 'hands'\" | obj \" in \" obj"
+            " | obj \" on \" obj",
+            f"state ::= {states}",
+        ]
+    tail = [
+        'eol ::= (" " " "?)? "\\n"',
+        f"obj ::= \"'\" ({_alternatives(names)}) \"'\"" if names else "obj ::= \"''\"",
+    ]
+    return "\n".join(head + rules + tail) + "\n"
+
+
+BOOL_GRAMMAR = 'root ::= " "? ("True" | "False")\n'
+"""GBNF for a one-word True/False answer, optionally after a space (the LLM assertion check)."""

@@ -1,0 +1,338 @@
+"""ProgPrompt (PROTOCOLS.md §1): plans written by an LLM as Pythonic programs, parsed and validated, never
+executed.
+
+The prompt is an import line of the agent's actions, `objects = [...]`, a few example plan functions and the
+open header of the task's function; the model completes the body. With `constrained=True` decoding follows
+`situated.llm.grammar.plan_grammar`, so every line names a known action with known objects. Plans cut off by
+the token cap are continued from their last complete statement instead of being truncated. Without a grammar,
+an invalid plan is asked for once more with the problems as comments; lines still invalid are dropped and
+reported.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from situated.actions import PROGPROMPT_SPACE, ActionSpace
+from situated.errors import ParseError, SituatedError
+from situated.llm.base import LLM, Completion
+from situated.llm.grammar import plan_grammar, plan_objects
+from situated.program import Assert, Call, For, If, Program, Statement, parse, validate
+
+Ablation = Literal["full", "no-comments", "no-feedback", "neither"]
+ABLATIONS: tuple[str, ...] = ("full", "no-comments", "no-feedback", "neither")
+
+DEFAULT_EXAMPLES: tuple[str, ...] = (
+    "put_the_wine_glass_in_the_kitchen_cabinet", "throw_away_the_lime", "wash_mug")
+"""The paper's fixed prompt examples, used whenever the example set has them."""
+
+STOPS: tuple[str, ...] = ("\ndef ", "\n\n")
+"""Generation ends at the next function or at a blank line (ProgPrompt stops at `def`)."""
+
+MAX_CONTINUATIONS = 2
+"""How many times a plan cut off by the token cap is continued."""
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A generated plan: the parsed program (invalid lines dropped), the model's text and what it cost.
+
+    `raw_problems` lists what was wrong with the model's first answer (unknown actions/objects, wrong arity,
+    unparseable lines); `problems` what was still wrong in the final answer and therefore dropped; `dropped`
+    counts the dropped action calls, which an evaluation counts as attempted steps that failed.
+    """
+
+    program: Program
+    text: str
+    completions: tuple[Completion, ...] = ()
+    tokens: int = 0
+    prompt_tokens: int = 0
+    raw_problems: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    dropped: int = 0
+    prompt: str = field(default="", repr=False)
+
+    @property
+    def unknown(self) -> int:
+        """Unknown actions and objects in the model's first answer."""
+        return sum(("unknown action" in p or "unknown object" in p) for p in self.raw_problems)
+
+    @property
+    def seconds(self) -> float:
+        return sum(c.seconds for c in self.completions)
+
+
+class Planner(Protocol):
+    """What the evaluation runner needs of a planner."""
+
+    llm: LLM
+
+    def plan(self, task_name: str, objects: Sequence[str]) -> PlanResult: ...
+
+
+def function_name(task_name: str) -> str:
+    """`"Microwave salmon"` -> `microwave_salmon` (a valid Python identifier)."""
+    name = re.sub(r"[^0-9a-zA-Z]+", "_", task_name.strip().lower()).strip("_")
+    if not name:
+        raise SituatedError(f"task name {task_name!r} has no letters or digits")
+    return f"task_{name}" if name[0].isdigit() else name
+
+
+def select_examples(examples: Mapping[str, str], n: int, *, sample: bool = False, seed: int = 0,
+                    exclude: str | None = None) -> list[str]:
+    """Names of the `n` prompt examples: the paper's three first when present, then the rest sorted by name;
+    with `sample=True` a seeded random sample instead. `exclude` (the task's own function) is never chosen."""
+    names = sorted(e for e in examples if e != exclude)
+    if n < 0:
+        raise SituatedError(f"number of examples must be >= 0, got {n}")
+    if n > len(names):
+        raise SituatedError(f"{n} examples asked for, only {len(names)} available")
+    if sample:
+        return random.Random(seed).sample(names, n)
+    ordered = [e for e in DEFAULT_EXAMPLES if e in names] + [e for e in names if e not in DEFAULT_EXAMPLES]
+    return ordered[:n]
+
+
+def filter_lines(text: str, ablation: str) -> str:
+    """ProgPrompt's ablations as line filters: `no-comments` drops comment lines, `no-feedback` drops
+    `assert`/`else` lines, `neither` both."""
+    if ablation not in ABLATIONS:
+        raise SituatedError(f"unknown ablation {ablation!r} (choose from {', '.join(ABLATIONS)})")
+    drop_comments = ablation in ("no-comments", "neither")
+    drop_feedback = ablation in ("no-feedback", "neither")
+    kept = []
+    for line in text.split("\n"):
+        s = line.strip()
+        if drop_comments and s.startswith("#"):
+            continue
+        if drop_feedback and (s.startswith("assert") or s.startswith("else")):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def objects_line(objects: Sequence[str]) -> str:
+    return "objects = [" + ", ".join(f"'{o}'" for o in objects) + "]"
+
+
+def plan_object_names(programs: Iterable[Program]) -> list[str]:
+    """Sorted object names the programs mention (calls and assertions; not 'hands' nor states)."""
+    names: set[str] = set()
+
+    def visit(body: tuple[Statement, ...]) -> None:
+        for stmt in body:
+            if isinstance(stmt, Call):
+                names.update(a for a in stmt.args if isinstance(a, str))
+            elif isinstance(stmt, Assert):
+                cond = stmt.condition
+                args = cond.args[:1] if cond.kind == "state" else cond.args
+                names.update(a for a in args if isinstance(a, str) and a != "hands")
+                visit(stmt.recovery)
+            elif isinstance(stmt, If):
+                visit(stmt.then)
+                visit(stmt.otherwise)
+            elif isinstance(stmt, For):
+                names.update(stmt.items)
+                visit(stmt.body)
+
+    for program in programs:
+        visit(program.body)
+    return sorted(names)
+
+
+def complete_statements(text: str) -> str:
+    """The longest prefix of generated body text that ends after a complete statement (for continuing a plan
+    cut off by the token cap): the partial last line goes, and so does a trailing assertion without
+    recovery."""
+    lines = text.split("\n")[:-1]  # the part after the last newline is incomplete
+    while lines and lines[-1].strip().startswith("assert"):
+        lines.pop()
+    return "".join(line + "\n" for line in lines)
+
+
+def _line(stmt: Statement) -> int:
+    return stmt.line
+
+
+def _calls_in(stmt: Statement) -> int:
+    if isinstance(stmt, Call):
+        return 1
+    if isinstance(stmt, Assert):
+        return len(stmt.recovery)
+    if isinstance(stmt, If):
+        return sum(map(_calls_in, stmt.then)) + sum(map(_calls_in, stmt.otherwise))
+    if isinstance(stmt, For):
+        return sum(map(_calls_in, stmt.body))
+    return 0
+
+
+def parse_tolerant(text: str, *, source: str = "<model>",
+                   from_line: int = 1) -> tuple[Program, list[str], int]:
+    """Parse model output, blanking lines the parser rejects; returns the program, the problems and how many
+    blanked lines looked like action calls (both counted only from line `from_line` on)."""
+    lines = text.split("\n")
+    problems: list[str] = []
+    dropped_calls = 0
+    for _ in range(len(lines) + 1):
+        try:
+            return parse("\n".join(lines), source=source), problems, dropped_calls
+        except ParseError as err:
+            if not 1 <= err.line <= len(lines) or (err.line == 1 and lines[0].startswith("def ")):
+                raise
+            bad = lines[err.line - 1]
+            if err.line >= from_line:
+                problems.append(f"line {err.line}: unparseable {bad.strip()[:60]!r} ({err.message})")
+                dropped_calls += bool(re.match(r"\s*(else:\s*)?\w+\(", bad)) and "assert" not in bad
+            lines[err.line - 1] = ""  # keep line numbers stable
+    raise SituatedError(f"{source}: could not parse the plan")  # pragma: no cover - every line can be blanked
+
+
+def keep_valid(program: Program, space: ActionSpace, objects: Sequence[str], *,
+               from_line: int = 1) -> tuple[Program, list[str], int]:
+    """`program` without the statements (or recovery calls) from line `from_line` on that `validate` rejects;
+    the problems and how many action calls were dropped."""
+    problems: list[str] = []
+    dropped = 0
+    kept: list[Statement] = []
+    for stmt in program.body:
+        found = validate(Program((stmt,)), space, objects) if _line(stmt) >= from_line else []
+        if not found:
+            kept.append(stmt)
+            continue
+        problems += found
+        if isinstance(stmt, Assert) and not validate(Program((Assert(stmt.condition, (), stmt.line),)), space,
+                                                     objects):
+            recovery = tuple(c for c in stmt.recovery if not validate(Program((c,)), space, objects))
+            dropped += len(stmt.recovery) - len(recovery)
+            kept.append(Assert(stmt.condition, recovery, stmt.line))
+        else:
+            dropped += _calls_in(stmt)
+    return Program(tuple(kept), program.name), problems, dropped
+
+
+class ProgPromptPlanner:
+    """Writes a plan program for a task with an LLM (see the module docstring)."""
+
+    def __init__(self, llm: LLM, space: ActionSpace = PROGPROMPT_SPACE,
+                 examples: Mapping[str, str] | None = None, *, n_examples: int = 3,
+                 sample_examples: bool = False, seed: int = 0, ablation: str = "full",
+                 constrained: bool = True, max_tokens: int = 600, frequency_penalty: float = 0.15,
+                 max_continuations: int = MAX_CONTINUATIONS) -> None:
+        filter_lines("", ablation)  # validates the name
+        self.seed = seed
+        self.llm = llm
+        self.space = space
+        self.examples = dict(examples or {})
+        self.n_examples = n_examples
+        self.sample_examples = sample_examples
+        self.example_names = self.examples_for(None)
+        self.ablation = ablation
+        self.constrained = constrained
+        self.max_tokens = max_tokens
+        self.frequency_penalty = frequency_penalty
+        self.max_continuations = max_continuations
+        self.seed = seed
+        self._programs = {n: parse(t, source=f"example {n}") for n, t in self.examples.items()}
+
+    def examples_for(self, task_name: str | None) -> list[str]:
+        """The example plans shown for a task (never the task's own plan, when the example set has it)."""
+        exclude = function_name(task_name) if task_name else None
+        return select_examples(self.examples, self.n_examples, sample=self.sample_examples, seed=self.seed,
+                               exclude=exclude)
+
+    def example_objects(self, task_name: str | None) -> list[str]:
+        """The objects the task's example plans use."""
+        return plan_object_names(self._programs[n] for n in self.examples_for(task_name))
+
+    # ------------------------------------------------------------------------------------------------- prompt
+    def context(self, objects: Sequence[str], new_env_objects: Sequence[str] | None = None,
+                task_name: str | None = None) -> str:
+        """Everything before the task's header: import line, objects, examples, the new environment's objects
+        (if any), with the ablation's line filter applied; ends with a blank line."""
+        parts = [self.space.import_line(), objects_line(objects)]
+        parts += [self.examples[n].strip("\n").rstrip() for n in self.examples_for(task_name)]
+        if new_env_objects is not None:
+            parts.append(objects_line(new_env_objects))
+        return filter_lines("\n\n".join(parts) + "\n\n", self.ablation)
+
+    def prompt(self, task_name: str, objects: Sequence[str],
+               new_env_objects: Sequence[str] | None = None) -> str:
+        """The full ProgPrompt prompt, ending with the open header `def task():\\n\\t`."""
+        return self.context(objects, new_env_objects, task_name) + f"def {function_name(task_name)}():\n\t"
+
+    def scene_prompt(self, task_name: str, objects: Sequence[str]) -> str:
+        """The prompt for a scene: one object list when the examples only use the scene's objects; otherwise
+        the examples' own objects first and the scene's as the new environment's list (the paper's other-
+        scene set-up)."""
+        example_objects = self.example_objects(task_name)
+        if set(example_objects) <= set(objects):
+            return self.prompt(task_name, objects)
+        return self.prompt(task_name, example_objects, new_env_objects=objects)
+
+    def grammar(self, objects: Sequence[str]) -> str | None:
+        if not self.constrained:
+            return None
+        return plan_grammar(self.space, objects, comments=self.ablation in ("full", "no-feedback"),
+                            asserts=self.ablation in ("full", "no-comments"))
+
+    # --------------------------------------------------------------------------------------------- planning
+    def plan(self, task_name: str, objects: Sequence[str]) -> PlanResult:
+        """Generate, parse and validate a plan for `task_name` over the scene's `objects`."""
+        objects = plan_objects(objects)
+        prompt = self.scene_prompt(task_name, objects)
+        header = f"def {function_name(task_name)}():\n\t"
+        result = self._plan(prompt, header, objects)
+        if self.constrained or not result.raw_problems:
+            return result
+        # One more try, telling the model what was wrong (for servers that cannot take a grammar).
+        notes = [f"# {p}" for p in result.raw_problems[:10]]
+        retry_prompt = (prompt[: -len(header)]
+                        + f"# A first attempt at {function_name(task_name)} had these problems:\n"
+                        + "\n".join(notes)
+                        + "\n# Use only the imported actions and the listed objects.\n" + header)
+        second = self._plan(retry_prompt, header, objects)
+        return PlanResult(second.program, second.text, result.completions + second.completions,
+                          result.tokens + second.tokens, result.prompt_tokens + second.prompt_tokens,
+                          result.raw_problems, second.raw_problems, second.dropped, second.prompt)
+
+    def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str) -> PlanResult:
+        """A revised remainder after a failed action: `done` is the plan text run so far (from `def ...():` to
+        the failed line), `failure` the comment describing the failure. The result's text and program are
+        the whole plan (done lines, the failure comment, the new remainder)."""
+        objects = plan_objects(objects)
+        prompt = self.scene_prompt(task_name, objects)
+        header = f"def {function_name(task_name)}():\n\t"
+        before = done.rstrip("\n") + "\n\t# " + failure.replace("\n", " ") + "\n\t"
+        return self._plan(prompt[: -len(header)] + before, before, objects)
+
+    def _plan(self, prompt: str, before: str, objects: Sequence[str]) -> PlanResult:
+        grammar = self.grammar(objects)
+        completions: list[Completion] = []
+        body = ""
+        for attempt in range(self.max_continuations + 1):
+            completion = self.llm.complete(
+                prompt + body, stop=STOPS, max_tokens=self.max_tokens, temperature=0.0,
+                frequency_penalty=self.frequency_penalty, grammar=grammar, seed=self.seed)
+            completions.append(completion)
+            if completion.finish_reason != "length":
+                body += completion.text
+                break
+            kept = complete_statements(completion.text)
+            if not kept or attempt == self.max_continuations:
+                body += kept
+                break
+            body += kept + "\t"  # the next answer starts a new statement, as after the header
+        body = body.rstrip("\t")
+        text = before + body
+        source = "<model output>"
+        first = before.count("\n") + 1  # the first generated line
+        parsed, parse_problems, unparsed_calls = parse_tolerant(text, source=source, from_line=first)
+        program, problems, dropped = keep_valid(parsed, self.space, objects, from_line=first)
+        all_problems = tuple(parse_problems + problems)
+        return PlanResult(program, text, tuple(completions), sum(c.completion_tokens for c in completions),
+                          sum(c.prompt_tokens for c in completions), all_problems, all_problems,
+                          dropped + unparsed_calls, prompt)

@@ -1,0 +1,271 @@
+"""The plan grammar: it compiles in llama.cpp, accepts real ProgPrompt plans, and rejects what must not be
+written.
+
+llama.cpp has no "does this grammar accept this string" API, so a tiny recursive matcher for the GBNF subset
+the project generates (literals, negated/positive character classes, groups, `|`, `*`, `+`, `?`) lives here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from situated.actions import PROGPROMPT_SPACE
+from situated.llm.grammar import BOOL_GRAMMAR, plan_grammar
+from situated.program import Assert, Call, parse, validate
+
+# --- a minimal GBNF matcher (test only) -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lit:
+    text: str
+
+
+@dataclass(frozen=True)
+class Cls:
+    chars: frozenset[str]
+    negated: bool
+
+
+@dataclass(frozen=True)
+class Ref:
+    name: str
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Alt:
+    options: tuple
+
+
+@dataclass(frozen=True)
+class Rep:
+    item: object
+    low: int
+    high: int | None
+
+
+_ESC = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "]": "]", "^": "^", "-": "-"}
+
+
+def _parse_gbnf(text: str) -> dict[str, object]:
+    rules: dict[str, object] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        name, _, body = line.partition(" ::= ")
+        expr, pos = _alt(body, 0)
+        assert pos == len(body), f"unparsed rest of rule {name}: {body[pos:]!r}"
+        rules[name.strip()] = expr
+    return rules
+
+
+def _skip(s: str, i: int) -> int:
+    while i < len(s) and s[i] == " ":
+        i += 1
+    return i
+
+
+def _alt(s: str, i: int) -> tuple[object, int]:
+    options = []
+    seq, i = _seq(s, i)
+    options.append(seq)
+    while i < len(s) and s[i] == "|":
+        seq, i = _seq(s, i + 1)
+        options.append(seq)
+    return (options[0] if len(options) == 1 else Alt(tuple(options))), i
+
+
+def _seq(s: str, i: int) -> tuple[object, int]:
+    items = []
+    i = _skip(s, i)
+    while i < len(s) and s[i] not in "|)":
+        item, i = _atom(s, i)
+        if i < len(s) and s[i] in "*+?":
+            item = Rep(item, 1 if s[i] == "+" else 0, 1 if s[i] == "?" else None)
+            i += 1
+        items.append(item)
+        i = _skip(s, i)
+    return Seq(tuple(items)), i
+
+
+def _atom(s: str, i: int) -> tuple[object, int]:
+    c = s[i]
+    if c == '"':
+        out, i = [], i + 1
+        while s[i] != '"':
+            if s[i] == "\\":
+                out.append(_ESC[s[i + 1]])
+                i += 2
+            else:
+                out.append(s[i])
+                i += 1
+        return Lit("".join(out)), i + 1
+    if c == "[":
+        i += 1
+        negated = s[i] == "^"
+        i += negated
+        chars = set()
+        while s[i] != "]":
+            if s[i] == "\\":
+                chars.add(_ESC[s[i + 1]])
+                i += 2
+            else:
+                chars.add(s[i])
+                i += 1
+        return Cls(frozenset(chars), negated), i + 1
+    if c == "(":
+        expr, i = _alt(s, i + 1)
+        assert s[i] == ")"
+        return expr, i + 1
+    m = re.match(r"[a-zA-Z0-9_-]+", s[i:])
+    assert m, f"unexpected {s[i:]!r}"
+    return Ref(m.group()), i + m.end()
+
+
+def _match(rules: dict, expr: object, text: str, pos: int) -> frozenset[int]:
+    """All end positions of matches of `expr` at `pos`."""
+    if isinstance(expr, Lit):
+        return frozenset({pos + len(expr.text)}) if text.startswith(expr.text, pos) else frozenset()
+    if isinstance(expr, Cls):
+        ok = pos < len(text) and ((text[pos] in expr.chars) != expr.negated)
+        return frozenset({pos + 1}) if ok else frozenset()
+    if isinstance(expr, Ref):
+        return _match(rules, rules[expr.name], text, pos)
+    if isinstance(expr, Alt):
+        return frozenset().union(*(_match(rules, o, text, pos) for o in expr.options))
+    if isinstance(expr, Seq):
+        ends = frozenset({pos})
+        for item in expr.items:
+            ends = frozenset().union(*(_match(rules, item, text, p) for p in ends)) if ends else frozenset()
+        return ends
+    if isinstance(expr, Rep):
+        ends, frontier, count = (frozenset({pos}) if expr.low == 0 else frozenset()), frozenset({pos}), 0
+        while frontier and (expr.high is None or count < expr.high):
+            frontier = frozenset().union(*(_match(rules, expr.item, text, p) for p in frontier)) - {pos}
+            count += 1
+            if count >= expr.low:
+                new = frontier - ends
+                ends |= frontier
+                frontier = new
+        return ends
+    raise TypeError(expr)
+
+
+def accepts(grammar: str, text: str) -> bool:
+    rules = _parse_gbnf(grammar)
+    return len(text) in _match(rules, Ref("root"), text, 0)
+
+
+# --- fixtures -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example_plans(progprompt_data: Path) -> dict[str, str]:
+    return json.loads((progprompt_data / "pythonic_plans" / "train_complete_plan_set.json").read_text())
+
+
+def body_of(plan: str) -> str:
+    """The text after the open header `def name():\\n\\t` that a model would generate."""
+    header, _, body = plan.partition("\n\t")
+    assert header.startswith("def ")
+    return body if body.endswith("\n") else body + "\n"
+
+
+def objects_of(plan: str) -> list[str]:
+    program = parse(plan)
+    names: set[str] = set()
+    for stmt in program.body:
+        calls = [stmt] if isinstance(stmt, Call) else list(stmt.recovery) if isinstance(stmt, Assert) else []
+        for call in calls:
+            names.update(a for a in call.args if isinstance(a, str))
+        if isinstance(stmt, Assert):
+            args = stmt.condition.args[:1] if stmt.condition.kind == "state" else stmt.condition.args
+            names.update(a for a in args if isinstance(a, str) and a != "hands")
+    return sorted(names)
+
+
+# --- tests ----------------------------------------------------------------------------------------
+
+
+SCENE = ["kitchen", "kitchencabinet", "cabinet", "wineglass", "garbagecan", "lime", "sink", "faucet", "mug",
+         "dishwashingliquid", "washingsponge", "salmon", "microwave"]
+
+
+def test_default_examples_are_accepted_raw(example_plans: dict[str, str]) -> None:
+    # Raw text from the shared data, trailing spaces and all.
+    grammar = plan_grammar(PROGPROMPT_SPACE, SCENE)
+    for name in ("put_the_wine_glass_in_the_kitchen_cabinet", "throw_away_the_lime", "wash_mug"):
+        assert accepts(grammar, body_of(example_plans[name])), name
+
+
+def test_every_example_plan_is_accepted_over_its_own_objects(example_plans: dict[str, str]) -> None:
+    accepted = 0
+    for name, plan in example_plans.items():
+        program = parse(plan)
+        if validate(program, PROGPROMPT_SPACE):  # a few examples use actions outside the 21 primitives
+            continue
+        grammar = plan_grammar(PROGPROMPT_SPACE, objects_of(plan))
+        assert accepts(grammar, body_of(plan)), name
+        accepted += 1
+    assert accepted >= 20
+
+
+def test_blank_line_ends_the_function() -> None:
+    grammar = plan_grammar(PROGPROMPT_SPACE, SCENE)
+    assert accepts(grammar, "find('salmon')\n\tgrab('salmon')\n\n")
+    assert not accepts(grammar, "find('salmon')\n\n\tgrab('salmon')\n")
+    assert not accepts(grammar, "find('salmon')\n\ndef wash_mug():\n")
+
+
+@pytest.mark.parametrize("line", [
+    "grab('fish')\n",                        # unknown object
+    "take_out('salmon')\n",                  # unknown action
+    "putin('salmon')\n",                     # wrong arity
+    "grab(salmon)\n",                        # unquoted
+    "grab('salmon')",                        # no newline
+    "assert('close' to 'salmon')\n",         # assertion without recovery
+    "assert('salmon' is 'hot')\n\t\telse: find('salmon')\n",  # unknown state
+    "import os\n",
+])
+def test_invalid_lines_are_rejected(line: str) -> None:
+    assert not accepts(plan_grammar(PROGPROMPT_SPACE, SCENE), line)
+
+
+def test_every_assertion_form_is_accepted() -> None:
+    grammar = plan_grammar(PROGPROMPT_SPACE, SCENE)
+    for cond in ("'close' to 'salmon' ", "'microwave' is 'opened'", "'salmon' in 'hands' ",
+                 "'salmon' in 'microwave'", "'salmon' on 'kitchencabinet'"):
+        assert accepts(grammar, f"assert({cond})\n\t\telse: find('salmon')\n\t\telse: grab('salmon')\n"), cond
+
+
+def test_object_alternatives_longest_first() -> None:
+    grammar = plan_grammar(PROGPROMPT_SPACE, ["cabinet", "kitchencabinet", "kitchen"])
+    obj_rule = next(line for line in grammar.splitlines() if line.startswith("obj ::="))
+    # "kitchen" is a prefix of "kitchencabinet": the longer one must be tried first.
+    assert obj_rule.index('"kitchencabinet"') < min(obj_rule.index('"kitchen"'), obj_rule.index('"cabinet"'))
+
+
+def test_ablation_grammars_leave_out_comments_and_asserts() -> None:
+    no_comments = plan_grammar(PROGPROMPT_SPACE, SCENE, comments=False)
+    no_asserts = plan_grammar(PROGPROMPT_SPACE, SCENE, asserts=False)
+    assert not accepts(no_comments, "# 1: find salmon\n")
+    assert accepts(no_comments, "assert('close' to 'salmon')\n\t\telse: find('salmon')\n")
+    assert not accepts(no_asserts, "assert('close' to 'salmon')\n\t\telse: find('salmon')\n")
+    assert accepts(no_asserts, "# 1: find salmon\n\tfind('salmon')\n")
+
+
+def test_grammars_compile_in_llama_cpp(example_plans: dict[str, str]) -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    bare = plan_grammar(PROGPROMPT_SPACE, SCENE, comments=False, asserts=False)
+    for grammar in (plan_grammar(PROGPROMPT_SPACE, SCENE), bare, BOOL_GRAMMAR):
+        assert llama_cpp.LlamaGrammar.from_string(grammar, verbose=False) is not None
