@@ -1,7 +1,8 @@
-"""`situated navigate`: street navigation (Touchdown / Map2seq) with the gold, forward-only or random agent.
+"""`situated navigate`: street navigation (Touchdown / Map2seq) with the gold, forward-only, random or LLM agent.
 
 `situated navigate --data DIR ...` runs an agent over a split;
-`situated navigate show ID --data DIR --out F.png` draws one episode over the street graph.
+`situated navigate show ID --data DIR --out F.png` draws one episode over the street graph;
+`situated navigate landmarks --data DIR --model URI` scores the LLM landmark extractor against the release's.
 """
 
 from __future__ import annotations
@@ -9,11 +10,18 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from ..datasets.map2seq import NavDataset, load_split
@@ -22,6 +30,7 @@ from ..envs.streets.graph import StreetGraph
 from ..envs.streets.visibility import FileVisibility, NoVisibility, VisibilitySource
 from ..errors import SituatedError
 from ..eval.nav_runner import run_agent, run_episode, summarize_records
+from ..llm.base import LLM
 from ..planners.nav_baselines import AGENTS, make_agent
 from . import app
 
@@ -58,13 +67,75 @@ def _load(data: Path | None, split: str, dataset: str | None) -> NavDataset:
     return load_split(data, split, dataset)
 
 
-def _visibility(landmarks: str, landmarks_file: Path | None) -> VisibilitySource:
-    _check_choice(landmarks, ("none", "file"), "--landmarks")
+def _visibility(
+    landmarks: str, landmarks_file: Path | None, graph: StreetGraph | None = None, clip: dict[str, Any] | None = None
+) -> VisibilitySource:
+    _check_choice(landmarks, ("none", "file", "clip"), "--landmarks")
     if landmarks == "none":
         return NoVisibility()
+    if landmarks == "clip":
+        return _clip_visibility(graph, **(clip or {}))
     if landmarks_file is None:
         raise SituatedError("--landmarks file needs --landmarks-file F (a situated-visibility/1 JSON file)")
     return FileVisibility.load(landmarks_file)
+
+
+def _clip_visibility(
+    graph: StreetGraph | None,
+    panoramas: Path | None = None,
+    stats: Path | None = None,
+    weights: Path | None = None,
+    model: str = "ViT-B-32",
+) -> VisibilitySource:
+    if panoramas is None or stats is None or weights is None:
+        raise SituatedError("--landmarks clip needs --panoramas DIR, --clip-stats F and --clip-weights F")
+    from ..envs.streets.clip_visibility import ClipVisibility, LandmarkStats, OpenClipScorer
+
+    centers = {p: float(n.yaw) for p, n in graph.nodes.items()} if graph is not None else None
+    return ClipVisibility(OpenClipScorer(model, weights), panoramas, LandmarkStats.load(stats), centers=centers)
+
+
+def _open_model(uri: str, cassette: Path | None, cassette_mode: str, threads: int | None) -> LLM:
+    """Load a model by URI, with a progress bar while embedded weights are assembled; optionally on a cassette."""
+    from ..llm.base import load
+    from ..llm.cassette import wrap
+
+    stderr = Console(stderr=True)
+    bars: list[Progress] = []
+
+    def on_bytes(done: int, total: int) -> None:
+        if not bars:
+            bar = Progress(
+                TextColumn("assembling model weights"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                console=stderr, transient=True,
+            )
+            bar.start()
+            bar.add_task("weights", total=total)
+            bars.append(bar)
+        bars[0].update(bars[0].task_ids[0], completed=done, total=total)
+
+    opts: dict[str, Any] = {}
+    if uri.startswith("llamacpp:"):
+        opts["progress"] = on_bytes
+        if threads is not None:
+            opts["n_threads"] = threads
+    try:
+        with stderr.status(f"loading {uri}"):
+            if cassette is not None:
+                return wrap(uri, cassette, mode=cassette_mode, **opts)
+            return load(uri, **opts)
+    finally:
+        for bar in bars:
+            bar.stop()
+
+
+def _examples_dir(data: Path, dataset: str) -> Path:
+    """Training-area examples: the sibling `<dataset>_seen` directory, else Map2seq's."""
+    parent = data.resolve().parent
+    for name in (f"{dataset}_seen", "map2seq_seen"):
+        if (parent / name / "data").is_dir():
+            return parent / name
+    raise SituatedError(f"no {dataset}_seen directory beside {data}; give --examples-data DIR")
 
 
 def _agent_label(agent: str, seed: int, model: str | None) -> str:
@@ -93,6 +164,31 @@ def navigate(
     landmarks_file: Annotated[
         Path | None, typer.Option("--landmarks-file", help="Visibility JSON (situated-visibility/1).")
     ] = None,
+    panoramas: Annotated[
+        Path | None, typer.Option("--panoramas", help="--landmarks clip: directory of <panoid>.jpg panoramas.")
+    ] = None,
+    clip_stats: Annotated[
+        Path | None, typer.Option("--clip-stats", help="--landmarks clip: per-landmark statistics (JSON).")
+    ] = None,
+    clip_weights: Annotated[
+        Path | None, typer.Option("--clip-weights", help="--landmarks clip: OpenCLIP weights file.")
+    ] = None,
+    clip_model: Annotated[str, typer.Option("--clip-model", help="--landmarks clip: model name.")] = "ViT-B-32",
+    extract_landmarks: Annotated[
+        bool, typer.Option("--extract-landmarks", help="List each instruction's landmarks with --model.")
+    ] = False,
+    examples_data: Annotated[
+        Path | None, typer.Option("--examples-data", help="--agent llm: dataset of training-area example routes.")
+    ] = None,
+    cassette: Annotated[
+        Path | None, typer.Option("--cassette", help="Record/replay LLM calls in this JSON-lines file.")
+    ] = None,
+    cassette_mode: Annotated[
+        str, typer.Option("--cassette-mode", help="replay, record or auto (with --cassette).")
+    ] = "auto",
+    threads: Annotated[
+        int | None, typer.Option("--threads", help="llama.cpp threads (1 is fastest on a busy machine).")
+    ] = None,
     dataset: DatasetOpt = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N instances.")] = None,
     seed: SeedOpt = 0,
@@ -107,13 +203,31 @@ def navigate(
     _check_choice(agent, AGENTS, "--agent")
     if limit is not None and limit < 1:
         raise SituatedError("--limit must be at least 1")
-    visibility = _visibility(landmarks, landmarks_file)
     loaded = _load(data, split, dataset)
-    nav_agent = make_agent(agent, graph=loaded.graph, seed=seed, model=model)
+    clip = {"panoramas": panoramas, "stats": clip_stats, "weights": clip_weights, "model": clip_model}
+    visibility = _visibility(landmarks, landmarks_file, loaded.graph, clip)
     instances = loaded.instances[:limit] if limit is not None else loaded.instances
+    llm = None
+    if agent == "llm" or extract_landmarks:
+        if not model:
+            who = "the llm agent needs" if agent == "llm" else "--extract-landmarks needs"
+            raise SituatedError(f"{who} a model: --model URI (e.g. llamacpp:qwen2.5-coder-1.5b)")
+        llm = _open_model(model, cassette, cassette_mode, threads)
+    if extract_landmarks and llm is not None:
+        from ..planners.landmarks import LandmarkExtractor, with_landmarks
+
+        with Console(stderr=True).status("extracting landmarks"):
+            instances = tuple(with_landmarks(instances, LandmarkExtractor(llm)))
+    opts: dict[str, Any] = {"graph": loaded.graph, "seed": seed}
+    if agent == "llm" and data is not None:
+        opts["llm"] = llm
+        with Console(stderr=True).status("replaying example routes"):
+            opts["examples_data"] = load_split(examples_data or _examples_dir(data, loaded.name), "dev")
+    nav_agent = make_agent(agent, **opts)
     out_file = None
     if out is not None:
-        out_file = out / f"{loaded.name}_{split}_{_agent_label(agent, seed, model)}.jsonl"
+        label = _agent_label(agent, seed, model) + ("-extracted" if extract_landmarks else "")
+        out_file = out / f"{loaded.name}_{split}_{label}.jsonl"
 
     stderr = Console(stderr=True)
     with Progress(
@@ -233,3 +347,53 @@ def show(
     )
     _draw(loaded.graph, list(instance.route), record["pano_path"], title, out)
     Console().print(f"{title}\nwrote {out}")
+
+
+@navigate_app.command("landmarks")
+def landmarks_command(
+    data: DataOpt = None,
+    split: SplitOpt = "dev",
+    model: Annotated[str, typer.Option("--model", help="Model URI.")] = "llamacpp:qwen2.5-coder-1.5b",
+    reference: Annotated[
+        Path | None, typer.Option("--reference", help="Landmarks file to compare with (default: the release's).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="Only the first N instances.")] = None,
+    cassette: Annotated[Path | None, typer.Option("--cassette", help="Record/replay LLM calls here.")] = None,
+    cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "auto",
+    threads: Annotated[int | None, typer.Option("--threads", help="llama.cpp threads.")] = None,
+    dataset: DatasetOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of the scores.")] = False,
+) -> None:
+    """Score the LLM landmark extractor against a reference landmarks file (precision / recall / F1)."""
+    from ..datasets.map2seq import default_landmarks_file, load_landmarks
+    from ..planners.landmarks import LandmarkExtractor, score_extractions
+
+    if limit is not None and limit < 1:
+        raise SituatedError("--limit must be at least 1")
+    loaded = _load(data, split, dataset)
+    source = reference or (default_landmarks_file(data, loaded.name) if data is not None else None)
+    if source is None:
+        raise SituatedError("no reference landmarks file beside --data; give --reference F")
+    gold = load_landmarks(source)
+    instances = [i for i in loaded.instances if i.id in gold][:limit]
+    if not instances:
+        raise SituatedError(f"no instance of {loaded.name} {split} has landmarks in {source}")
+    extractor = LandmarkExtractor(_open_model(model, cassette, cassette_mode, threads))
+    pairs = []
+    with Progress(
+        TextColumn("extracting landmarks"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=True,
+    ) as bar:
+        task = bar.add_task("instructions", total=len(instances))
+        for instance in instances:
+            pairs.append((extractor(instance.instruction), gold[instance.id]))
+            bar.advance(task)
+    score = score_extractions(pairs)
+    table = Table(title=f"landmark extraction, {model} vs {source.name} ({score.n} instructions)")
+    for column in ("precision %", "recall %", "F1 %", "predicted", "reference"):
+        table.add_column(column, justify="right")
+    table.add_row(f"{score.precision:.1f}", f"{score.recall:.1f}", f"{score.f1:.1f}",
+                  str(score.predicted), str(score.reference))
+    Console().print(table)
+    if as_json:
+        print(json.dumps(score.as_dict()))

@@ -93,8 +93,16 @@ class _Engine:
         if state.tokens in self.states:
             self.states.move_to_end(state.tokens)
 
-    def prepare(self, tokens: list[int]) -> int:
-        """Evaluate `tokens`, reusing the longest cached prefix; return how many tokens were reused."""
+    def prepare(self, tokens: list[int], reuse_prefix: bool = True) -> int:
+        """Evaluate `tokens`, reusing the longest cached prefix; return how many tokens were reused.
+
+        `reuse_prefix=False` clears the context first and evaluates every token (a baseline for benchmarks).
+        """
+        if not reuse_prefix:
+            self.llama.reset()
+            self.llama._ctx.kv_cache_clear()
+            self.llama.eval(tokens)
+            return 0
         common = _common_prefix(self.live_tokens(), tokens)
         best = max(self.states.values(), key=lambda s: _common_prefix(s.tokens, tokens), default=None)
         best_common = _common_prefix(best.tokens, tokens) if best else 0
@@ -142,7 +150,8 @@ class LlamaCppLLM:
     """`llamacpp:<name>` (embedded model from the registry) or `llamacpp:<path.gguf>`.
 
     `grammar_mode` is "greedy-first" (default) or "full" (llama.cpp's own whole-vocabulary grammar check at
-    each step; kept as the reference the greedy-first path must match).
+    each step; kept as the reference the greedy-first path must match). `reuse_prefix=False` evaluates every
+    prompt from scratch (no KV reuse), the baseline that benchmarks compare prefix reuse against.
     """
 
     def __init__(
@@ -154,6 +163,7 @@ class LlamaCppLLM:
         seed: int = 0,
         progress: Progress | None = None,
         state_cache: int = 2,
+        reuse_prefix: bool = True,
         grammar_mode: str = "greedy-first",
     ) -> None:
         if llama_cpp is None:
@@ -162,6 +172,7 @@ class LlamaCppLLM:
             raise BackendError(f"grammar_mode must be 'greedy-first' or 'full', not {grammar_mode!r}")
         self.uri = f"llamacpp:{target}"
         self.grammar_mode = grammar_mode
+        self.reuse_prefix = reuse_prefix
         if target in REGISTRY:
             path = ensure_model(target, progress=progress)
         else:
@@ -197,7 +208,7 @@ class LlamaCppLLM:
             raise BackendError(f"{self.uri}: prompt has {len(tokens)} tokens, context holds {self.n_ctx}")
         stops = [s.encode("utf-8") for s in stop if s]
         with engine.lock:
-            cached = engine.prepare(tokens)
+            cached = engine.prepare(tokens, self.reuse_prefix)
             selector = self._selector(grammar, temperature, frequency_penalty, seed)
             try:
                 out, finish, n_out = self._generate(selector, stops, max_tokens)

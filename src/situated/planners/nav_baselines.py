@@ -86,9 +86,11 @@ AGENTS: tuple[str, ...] = ("gold", "forward", "random", "llm")
 
 
 def make_agent(name: str, **opts: Any) -> NavAgent:
-    """Build a navigation agent by name. Options: `graph` (gold), `seed` (random), `model` (llm).
+    """Build a navigation agent by name. Options: `graph` (gold, llm), `seed` (random, llm examples).
 
-    The LLM agent (VELMA's prompting planner) plugs in here.
+    llm (VELMA's prompting agent, `planners.velma.VelmaAgent`): `llm` (an LLM) or `model` (a URI to load),
+    and `examples` (solved examples) or `examples_data` (a NavDataset to choose training-area examples from
+    with `seed`).
     """
     if name == "gold":
         graph = opts.get("graph")
@@ -100,8 +102,7 @@ def make_agent(name: str, **opts: Any) -> NavAgent:
     if name == "random":
         return RandomAgent(seed=int(opts.get("seed", 0)))
     if name == "llm":
-        raise SituatedError(
-            "the llm agent needs the VELMA language-model planner, which is not available yet; "
-            "use --agent gold, forward or random"
-        )
+        from .velma import make_velma_agent
+
+        return make_velma_agent(**opts)
     raise SituatedError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")
