@@ -16,7 +16,6 @@ import typer
 from rich.console import Console
 from rich.progress import (
     BarColumn,
-    DownloadColumn,
     MofNCompleteColumn,
     Progress,
     TextColumn,
@@ -30,9 +29,9 @@ from ..envs.streets.graph import StreetGraph
 from ..envs.streets.visibility import FileVisibility, NoVisibility, VisibilitySource
 from ..errors import SituatedError
 from ..eval.nav_runner import run_agent, run_episode, summarize_records
-from ..llm.base import LLM
 from ..planners.nav_baselines import AGENTS, make_agent
 from . import app
+from .models import BaseUrlOpt, open_model
 
 navigate_app = typer.Typer(
     help="Street navigation (VELMA's Touchdown / Map2seq environment): run agents, draw routes.",
@@ -95,40 +94,6 @@ def _clip_visibility(
     return ClipVisibility(OpenClipScorer(model, weights), panoramas, LandmarkStats.load(stats), centers=centers)
 
 
-def _open_model(uri: str, cassette: Path | None, cassette_mode: str, threads: int | None) -> LLM:
-    """Load a model by URI, with a progress bar while embedded weights are assembled; optionally on a cassette."""
-    from ..llm.base import load
-    from ..llm.cassette import wrap
-
-    stderr = Console(stderr=True)
-    bars: list[Progress] = []
-
-    def on_bytes(done: int, total: int) -> None:
-        if not bars:
-            bar = Progress(
-                TextColumn("assembling model weights"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                console=stderr, transient=True,
-            )
-            bar.start()
-            bar.add_task("weights", total=total)
-            bars.append(bar)
-        bars[0].update(bars[0].task_ids[0], completed=done, total=total)
-
-    opts: dict[str, Any] = {}
-    if uri.startswith("llamacpp:"):
-        opts["progress"] = on_bytes
-        if threads is not None:
-            opts["n_threads"] = threads
-    try:
-        with stderr.status(f"loading {uri}"):
-            if cassette is not None:
-                return wrap(uri, cassette, mode=cassette_mode, **opts)
-            return load(uri, **opts)
-    finally:
-        for bar in bars:
-            bar.stop()
-
-
 def _examples_dir(data: Path, dataset: str) -> Path:
     """Training-area examples: the sibling `<dataset>_seen` directory, else Map2seq's."""
     parent = data.resolve().parent
@@ -189,6 +154,7 @@ def navigate(
     threads: Annotated[
         int | None, typer.Option("--threads", help="llama.cpp threads (1 is fastest on a busy machine).")
     ] = None,
+    base_url: BaseUrlOpt = None,
     dataset: DatasetOpt = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Only the first N instances.")] = None,
     seed: SeedOpt = 0,
@@ -212,7 +178,8 @@ def navigate(
         if not model:
             who = "the llm agent needs" if agent == "llm" else "--extract-landmarks needs"
             raise SituatedError(f"{who} a model: --model URI (e.g. llamacpp:qwen2.5-coder-1.5b)")
-        llm = _open_model(model, cassette, cassette_mode, threads)
+        llm = open_model(
+        model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
     if extract_landmarks and llm is not None:
         from ..planners.landmarks import LandmarkExtractor, with_landmarks
 
@@ -361,6 +328,7 @@ def landmarks_command(
     cassette: Annotated[Path | None, typer.Option("--cassette", help="Record/replay LLM calls here.")] = None,
     cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "auto",
     threads: Annotated[int | None, typer.Option("--threads", help="llama.cpp threads.")] = None,
+    base_url: BaseUrlOpt = None,
     dataset: DatasetOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of the scores.")] = False,
 ) -> None:
@@ -378,7 +346,8 @@ def landmarks_command(
     instances = [i for i in loaded.instances if i.id in gold][:limit]
     if not instances:
         raise SituatedError(f"no instance of {loaded.name} {split} has landmarks in {source}")
-    extractor = LandmarkExtractor(_open_model(model, cassette, cassette_mode, threads))
+    extractor = LandmarkExtractor(open_model(
+        model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url))
     pairs = []
     with Progress(
         TextColumn("extracting landmarks"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),

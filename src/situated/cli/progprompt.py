@@ -12,7 +12,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
-    DownloadColumn,
     Progress,
     TaskProgressColumn,
     TextColumn,
@@ -26,13 +25,14 @@ from ..errors import DataError, SituatedError
 from ..eval.metrics import Stat
 from ..eval.runner import EPISODES_FILE, episodes_by_task, evaluate, read_episodes
 from ..interpreter import Limits
-from ..llm.base import LLM, load
+from ..llm.base import LLM
 from ..planners.assertion_check import ASSERT_CHECKS, assertion_check
 from ..planners.langprompt import LangPromptPlanner
 from ..planners.progprompt import ABLATIONS, ProgPromptPlanner
 from ..planners.replan import execute
 from ..program import format as format_program
 from . import app
+from .models import BaseUrlOpt, ThreadsOpt, open_model
 from .render import TraceWriter
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
@@ -50,34 +50,6 @@ def _eval_app() -> typer.Typer:
 
 
 eval_app = _eval_app()
-
-
-def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "replay",
-               console: Console | None = None) -> LLM:
-    """Load a model by URI (a progress bar while embedded weights are assembled), optionally on a cassette."""
-    console = console or Console(stderr=True)
-    progress: Progress | None = None
-    task_id = None
-
-    def on_bytes(done: int, total: int) -> None:
-        nonlocal progress, task_id
-        if progress is None:
-            progress = Progress(TextColumn("assembling model weights"), BarColumn(), DownloadColumn(),
-                                TimeRemainingColumn(), console=console, transient=True)
-            progress.start()
-            task_id = progress.add_task("weights", total=total)
-        progress.update(task_id, completed=done, total=total)
-
-    opts: dict[str, Any] = {"progress": on_bytes} if uri.startswith("llamacpp:") else {}
-    try:
-        if cassette is not None:
-            from ..llm.cassette import wrap
-
-            return wrap(uri, cassette, mode=cassette_mode, **opts)
-        return load(uri, **opts)
-    finally:
-        if progress is not None:
-            progress.stop()
 
 
 def _examples(path: Path | None, data_dir: Path | None = None) -> dict[str, str]:
@@ -131,6 +103,8 @@ def plan_command(
     task: Annotated[str, typer.Argument(help="The task, e.g. \"microwave salmon\".")],
     scene: Annotated[Path, typer.Option("--scene", help="A VirtualHome-format scene graph (JSON).")],
     model: Annotated[str, typer.Option("--model", help="Model URI.")] = DEFAULT_MODEL,
+    base_url: BaseUrlOpt = None,
+    threads: ThreadsOpt = None,
     tasks: Annotated[Path | None, typer.Option("--tasks", help="Tasks file with goal conditions.")] = None,
     examples_file: Annotated[Path | None, typer.Option(
         "--examples-file", help="Example plans (JSON plan set or folder).")] = None,
@@ -151,7 +125,7 @@ def plan_command(
     env.reset()
     objects = env.object_names()
     plans = _examples(examples_file)
-    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode)
+    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
     planner = _planner_factory(llm, plans, n_examples=examples, ablation=ablation, grammar=not no_grammar,
                                langprompt=False, seed=seed)()
     check = assertion_check(assert_check, llm)
@@ -197,6 +171,8 @@ def eval_progprompt(
     initial_graph: Annotated[Path | None, typer.Option("--initial-graph",
                                                        help="Initial graph for splits without one.")] = None,
     model: Annotated[str, typer.Option("--model", help="Model URI.")] = DEFAULT_MODEL,
+    base_url: BaseUrlOpt = None,
+    threads: ThreadsOpt = None,
     runs: Annotated[int, typer.Option(help="Runs per task.")] = 1,
     limit: Annotated[int | None, typer.Option(help="Evaluate only the first N tasks of the split.")] = None,
     ablation: Annotated[str, typer.Option(help="full, no-comments, no-feedback or neither.")] = "full",
@@ -234,7 +210,8 @@ def eval_progprompt(
     settings = {"model": model, "planner": "langprompt" if langprompt else "progprompt", "ablation": ablation,
                 "examples": examples, "grammar": not no_grammar, "split": split}
     err = Console(stderr=True)
-    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, console=err)
+    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
+                     console=err)
     factory = _planner_factory(llm, plans, n_examples=examples, ablation=ablation, grammar=not no_grammar,
                                langprompt=langprompt, seed=seed)
     already = len(read_episodes(out / EPISODES_FILE))
