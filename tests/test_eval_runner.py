@@ -31,7 +31,7 @@ class FixedPlanner:
         self.llm = None
         self.calls: list[str] = []
 
-    def plan(self, task_name: str, objects: list[str]) -> PlanResult:
+    def plan(self, task_name: str, objects: list[str], *, affordances: object = None) -> PlanResult:
         self.calls.append(task_name)
         body = PLANS.get(task_name, "find('tv')\n")
         text = f"def task():\n\t{body}"

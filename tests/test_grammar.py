@@ -269,3 +269,30 @@ def test_grammars_compile_in_llama_cpp(example_plans: dict[str, str]) -> None:
     bare = plan_grammar(PROGPROMPT_SPACE, SCENE, comments=False, asserts=False)
     for grammar in (plan_grammar(PROGPROMPT_SPACE, SCENE), bare, BOOL_GRAMMAR):
         assert llama_cpp.LlamaGrammar.from_string(grammar, verbose=False) is not None
+
+
+def test_affordances_keep_impossible_actions_out_of_the_plan() -> None:
+    from situated.envs.household import HouseholdEnv
+
+    env = HouseholdEnv.from_file(Path(__file__).resolve().parents[1] / "examples" / "scenes" / "apartment.json")
+    objects, affordances = env.object_names(), env.object_properties()
+    typed = plan_grammar(PROGPROMPT_SPACE, objects, affordances=affordances)
+    untyped = plan_grammar(PROGPROMPT_SPACE, objects)
+    # the mistakes a small model made in evaluation: grabbing furniture, sitting on a tv stand
+    for line in ("grab('tv')\n", "grab('sofa')\n", "sit('tvstand')\n", "open('tv')\n", "putin('sofa', 'fridge')\n"):
+        assert accepts(untyped, line) and not accepts(typed, line), line
+    for line in ("grab('salmon')\n", "sit('sofa')\n", "open('fridge')\n", "putin('salmon', 'fridge')\n",
+                 "switchon('tv')\n", "find('tv')\n", "assert('close' to 'sofa' )\n\t\telse: find('sofa')\n"):
+        assert accepts(typed, line), line
+    # every example plan of the project's scene still fits the narrowed grammar
+    plans = Path(__file__).resolve().parents[1] / "examples" / "plans"
+    for path in sorted(plans.glob("*.py")):
+        if "for " not in path.read_text() and "if " not in path.read_text():
+            assert accepts(typed, body_of(path.read_text())), path.name
+
+
+def test_an_action_nothing_affords_is_left_out() -> None:
+    grammar = plan_grammar(PROGPROMPT_SPACE, ["kitchen", "salmon"],
+                           affordances={"kitchen": set(), "salmon": {"GRABBABLE"}})
+    assert accepts(grammar, "grab('salmon')\n") and not accepts(grammar, "switchon('salmon')\n")
+    assert '"switchon"' not in grammar

@@ -19,6 +19,8 @@ class Param:
     name: str
     kind: str = "object"
     doc: str = ""
+    # The object must have at least one of these properties (VirtualHome's names, e.g. GRABBABLE); empty: any.
+    affords: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,8 +122,16 @@ class ActionSpace:
         return tools
 
 
-def _prim(name: str, doc: str, *params: str) -> Primitive:
-    return Primitive(name, tuple(Param(p) for p in params), doc)
+def _prim(name: str, doc: str, *params: str | Param) -> Primitive:
+    return Primitive(name, tuple(p if isinstance(p, Param) else Param(p) for p in params), doc)
+
+
+def _needs(name: str, *properties: str) -> Param:
+    """An object parameter restricted to objects with one of `properties` (what the simulator requires)."""
+    return Param(name, affords=properties)
+
+
+_HELD = _needs("obj", "GRABBABLE")
 
 
 # ProgPrompt's primitives, in the order of the paper's import line (PROTOCOLS.md §1).
@@ -132,45 +142,46 @@ PROGPROMPT_PRIMITIVES: tuple[Primitive, ...] = (
     _prim("walktowards", "Walk towards an object or room.", "obj"),
     _prim("walk", "Walk to an object or room.", "obj"),
     _prim("run", "Run to an object or room.", "obj"),
-    _prim("grab", "Grab an object that is close, with a free hand.", "obj"),
-    _prim("switchon", "Switch on an object that has a switch.", "obj"),
-    _prim("switchoff", "Switch off an object that has a switch.", "obj"),
-    _prim("open", "Open a closed object that can be opened.", "obj"),
-    _prim("close", "Close an open object that can be opened.", "obj"),
+    _prim("grab", "Grab an object that is close, with a free hand.", _HELD),
+    _prim("switchon", "Switch on an object that has a switch.", _needs("obj", "HAS_SWITCH")),
+    _prim("switchoff", "Switch off an object that has a switch.", _needs("obj", "HAS_SWITCH")),
+    _prim("open", "Open a closed object that can be opened.", _needs("obj", "CAN_OPEN")),
+    _prim("close", "Close an open object that can be opened.", _needs("obj", "CAN_OPEN")),
     _prim("lookat", "Look at an object.", "obj"),
-    _prim("sit", "Sit on an object that can be sat on.", "obj"),
+    _prim("sit", "Sit on an object that can be sat on.", _needs("obj", "SITTABLE")),
     _prim("standup", "Stand up."),
     _prim("find", "Find an object and go close to it.", "obj"),
     _prim("turnto", "Turn to face an object.", "obj"),
-    _prim("drink", "Drink from a held drinkable object or recipient.", "obj"),
+    _prim("drink", "Drink from a held drinkable object or recipient.", _needs("obj", "DRINKABLE", "RECIPIENT")),
     _prim("pointat", "Point at an object.", "obj"),
-    _prim("watch", "Watch an object, e.g. a switched-on tv.", "obj"),
-    _prim("putin", "Put a held object inside a container.", "obj", "container"),
-    _prim("putback", "Put a held object on a surface.", "obj", "surface"),
+    _prim("watch", "Watch an object, e.g. a switched-on tv.", _needs("obj", "LOOKABLE")),
+    _prim("putin", "Put a held object inside a container.", _HELD, "container"),
+    _prim("putback", "Put a held object on a surface.", _HELD, "surface"),
 )
 
 # The rest of VirtualHome's script actions, so that any VirtualHome program runs.
 VIRTUALHOME_EXTRA_PRIMITIVES: tuple[Primitive, ...] = (
     _prim("touch", "Touch an object.", "obj"),
     _prim("type", "Type on an object with a keyboard.", "obj"),
-    _prim("lie", "Lie on an object that can be lain on.", "obj"),
+    _prim("lie", "Lie on an object that can be lain on.", _needs("obj", "LIEABLE")),
     _prim("drop", "Drop a held object.", "obj"),
     _prim("release", "Release a held object.", "obj"),
     _prim("wipe", "Wipe an object.", "obj"),
     _prim("push", "Push a movable object.", "obj"),
     _prim("pull", "Pull a movable object.", "obj"),
     _prim("move", "Move a movable object.", "obj"),
-    _prim("pour", "Pour a held pourable object into a recipient.", "obj", "recipient"),
+    _prim("pour", "Pour a held pourable object into a recipient.", _needs("obj", "POURABLE", "DRINKABLE"),
+          _needs("recipient", "RECIPIENT")),
     _prim("wash", "Wash an object.", "obj"),
     _prim("rinse", "Rinse an object.", "obj"),
     _prim("scrub", "Scrub an object.", "obj"),
     _prim("squeeze", "Squeeze an object.", "obj"),
-    _prim("plugin", "Plug an object in.", "obj"),
-    _prim("plugout", "Unplug an object.", "obj"),
-    _prim("puton", "Put on a piece of clothing.", "obj"),
-    _prim("putoff", "Take off a piece of clothing.", "obj"),
+    _prim("plugin", "Plug an object in.", _needs("obj", "HAS_PLUG")),
+    _prim("plugout", "Unplug an object.", _needs("obj", "HAS_PLUG")),
+    _prim("puton", "Put on a piece of clothing.", _needs("obj", "CLOTHES")),
+    _prim("putoff", "Take off a piece of clothing.", _needs("obj", "CLOTHES")),
     _prim("putobjback", "Put a held object back where it was.", "obj"),
-    _prim("read", "Read a held readable object.", "obj"),
+    _prim("read", "Read a held readable object.", _needs("obj", "READABLE")),
     _prim("eat", "Eat an eatable object.", "obj"),
     _prim("cut", "Cut a cuttable object.", "obj"),
     _prim("greet", "Greet a person.", "obj"),

@@ -130,7 +130,7 @@ def plan_command(
                                langprompt=False, seed=seed)()
     check = assertion_check(assert_check, llm)
     with console.status("planning..."):
-        result = planner.plan(task, objects)
+        result = planner.plan(task, objects, affordances=env.object_properties())
     console.print(f"[bold]plan[/bold] ({result.tokens} tokens, {result.seconds:.1f} s)")
     console.print(escape(format_program(result.program)), highlight=False)
     for problem in result.problems:
@@ -139,7 +139,7 @@ def plan_command(
     writer = TraceWriter(console, trace)
     try:
         done = execute(result, env, planner=planner, task_name=task, objects=objects, replan=replan,
-                       check=check, limits=Limits())
+                       check=check, limits=Limits(), affordances=env.object_properties())
         for event in done.trace:
             writer(event)
     finally:

@@ -96,12 +96,13 @@ def run_episode(task: HouseholdTask, run: int, planner: Planner, *, check: Condi
     objects = env.object_names()
     initial = env.conditions()
     final_gt = HouseholdEnv(task.final_graph, seed=seed).conditions()
-    first = planner.plan(task.name, objects)
+    affordances = env.object_properties()
+    first = planner.plan(task.name, objects, affordances=affordances)
     replanner = planner if hasattr(planner, "replan") else None
     if replan > 0 and replanner is None:
         raise SituatedError(f"{type(planner).__name__} cannot replan")
     done = execute(first, env, planner=replanner, task_name=task.name, objects=objects, replan=replan,
-                   check=check, limits=limits)
+                   check=check, limits=limits, affordances=affordances)
     trace = done.trace
     attempted = trace.attempted + done.dropped  # dropped invalid calls count as failed attempts
     score = score_episode(task.name, run, initial, final_gt, env.conditions(), trace.executed, attempted)

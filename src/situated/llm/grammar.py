@@ -10,7 +10,7 @@ but the end may follow.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 
 from situated.actions import ActionSpace
 
@@ -38,27 +38,42 @@ def plan_objects(objects: Sequence[str]) -> list[str]:
             if o and not any(c in o for c in "'\"\\\n\t") and o not in SPECIAL_WORDS]
 
 
-def plan_grammar(space: ActionSpace, objects: Sequence[str], *, comments: bool = True,
-                 asserts: bool = True) -> str:
+def _object_rule(affords: tuple[str, ...]) -> str:
+    return "obj" if not affords else "obj-" + "-".join(a.lower().replace("_", "") for a in sorted(affords))
+
+
+def plan_grammar(space: ActionSpace, objects: Sequence[str], *, comments: bool = True, asserts: bool = True,
+                 affordances: Mapping[str, Set[str]] | None = None) -> str:
     """GBNF for the body of one plan function over `space`'s actions and the given `objects`.
 
     `comments=False` / `asserts=False` leave comment lines / assertions out (the ablations of the prompt).
+    With `affordances` (object name -> its properties, e.g. the scene's), a parameter that needs a property
+    (`grab` needs GRABBABLE, `open` CAN_OPEN, ...) only admits objects that have it, and an action no object
+    affords is left out: the plan cannot ask for what the scene cannot do.
     ValueError when there is no object while some action needs one.
     """
     names = plan_objects(objects)
-    by_arity: dict[int, list[str]] = {}
-    for action in space:
-        by_arity.setdefault(action.arity, []).append(action.name)
-    if not names and any(arity > 0 for arity in by_arity):
+    if not names and any(action.arity > 0 for action in space):
         raise ValueError("a plan grammar needs at least one object for actions that take objects")
+
+    object_rules: dict[str, list[str]] = {"obj": names}
+    by_signature: dict[tuple[str, ...], list[str]] = {}
+    for action in space:
+        signature = []
+        for param in action.params:
+            rule = _object_rule(param.affords) if affordances is not None else "obj"
+            if rule not in object_rules:
+                object_rules[rule] = [n for n in names if set(param.affords) & set(affordances.get(n, ()))]
+            signature.append(rule)
+        if all(object_rules[r] for r in signature):
+            by_signature.setdefault(tuple(signature), []).append(action.name)
 
     rules: list[str] = []
     calls: list[str] = []
-    for arity in sorted(by_arity):
-        rule = f"call{arity}"
-        args = ' ", " '.join(["obj"] * arity)
-        rules.append(f"{rule} ::= ({_alternatives(by_arity[arity])}) \"(\" {args} \")\"")
-        calls.append(rule)
+    for k, (signature, actions) in enumerate(sorted(by_signature.items(), key=lambda kv: (len(kv[0]), kv[0]))):
+        args = ' ", " '.join(signature)
+        rules.append(f"call{k} ::= ({_alternatives(actions)}) \"(\" {args} \")\"")
+        calls.append(f"call{k}")
     stmts = ["call eol"]
     if comments:
         stmts.append('"#" [^\\n]* "\\n"')
@@ -78,10 +93,11 @@ def plan_grammar(space: ActionSpace, objects: Sequence[str], *, comments: bool =
             " | obj \" on \" obj",
             f"state ::= {states}",
         ]
-    tail = [
-        'eol ::= (" " " "?)? "\\n"',
-        f"obj ::= \"'\" ({_alternatives(names)}) \"'\"" if names else "obj ::= \"''\"",
-    ]
+    tail = ['eol ::= (" " " "?)? "\\n"']
+    used = {"obj"} | {r for signature in by_signature for r in signature}
+    for rule in sorted(used):
+        words = object_rules[rule]
+        tail.append(f"{rule} ::= \"'\" ({_alternatives(words)}) \"'\"" if words else f"{rule} ::= \"''\"")
     return "\n".join(head + rules + tail) + "\n"
 
 

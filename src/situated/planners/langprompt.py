@@ -10,7 +10,7 @@ and counted as failed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 
 from situated.actions import PROGPROMPT_SPACE, ActionSpace
 from situated.errors import SituatedError
@@ -164,7 +164,8 @@ class LangPromptPlanner:
         ]
         return "\n\n".join(parts)
 
-    def plan(self, task_name: str, objects: Sequence[str]) -> PlanResult:
+    def plan(self, task_name: str, objects: Sequence[str], *,
+             affordances: Mapping[str, Set[str]] | None = None) -> PlanResult:
         prompt = self.prompt(task_name, objects)
         completion: Completion = self.llm.complete(
             prompt, stop=STOPS, max_tokens=self.max_tokens, temperature=0.0,

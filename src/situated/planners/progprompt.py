@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -71,7 +71,8 @@ class Planner(Protocol):
 
     llm: LLM
 
-    def plan(self, task_name: str, objects: Sequence[str]) -> PlanResult: ...
+    def plan(self, task_name: str, objects: Sequence[str], *,
+             affordances: Mapping[str, Set[str]] | None = None) -> PlanResult: ...
 
 
 def function_name(task_name: str) -> str:
@@ -273,19 +274,23 @@ class ProgPromptPlanner:
             return self.prompt(task_name, objects)
         return self.prompt(task_name, example_objects, new_env_objects=objects)
 
-    def grammar(self, objects: Sequence[str]) -> str | None:
+    def grammar(self, objects: Sequence[str], affordances: Mapping[str, Set[str]] | None = None) -> str | None:
         if not self.constrained:
             return None
         return plan_grammar(self.space, objects, comments=self.ablation in ("full", "no-feedback"),
-                            asserts=self.ablation in ("full", "no-comments"))
+                            asserts=self.ablation in ("full", "no-comments"), affordances=affordances)
 
     # --------------------------------------------------------------------------------------------- planning
-    def plan(self, task_name: str, objects: Sequence[str]) -> PlanResult:
-        """Generate, parse and validate a plan for `task_name` over the scene's `objects`."""
+    def plan(self, task_name: str, objects: Sequence[str], *,
+             affordances: Mapping[str, Set[str]] | None = None) -> PlanResult:
+        """Generate, parse and validate a plan for `task_name` over the scene's `objects`.
+
+        `affordances` (object -> properties) narrows the grammar to what each object affords.
+        """
         objects = plan_objects(objects)
         prompt = self.scene_prompt(task_name, objects)
         header = f"def {function_name(task_name)}():\n\t"
-        result = self._plan(prompt, header, objects)
+        result = self._plan(prompt, header, objects, affordances)
         if self.constrained or not result.raw_problems:
             return result
         # One more try, telling the model what was wrong (for servers that cannot take a grammar).
@@ -294,12 +299,13 @@ class ProgPromptPlanner:
                         + f"# A first attempt at {function_name(task_name)} had these problems:\n"
                         + "\n".join(notes)
                         + "\n# Use only the imported actions and the listed objects.\n" + header)
-        second = self._plan(retry_prompt, header, objects)
+        second = self._plan(retry_prompt, header, objects, affordances)
         return PlanResult(second.program, second.text, result.completions + second.completions,
                           result.tokens + second.tokens, result.prompt_tokens + second.prompt_tokens,
                           result.raw_problems, second.raw_problems, second.dropped, second.prompt)
 
-    def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str) -> PlanResult:
+    def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str, *,
+               affordances: Mapping[str, Set[str]] | None = None) -> PlanResult:
         """A revised remainder after a failed action: `done` is the plan text run so far (from `def ...():` to
         the failed line), `failure` the comment describing the failure. The result's text and program are
         the whole plan (done lines, the failure comment, the new remainder)."""
@@ -307,10 +313,11 @@ class ProgPromptPlanner:
         prompt = self.scene_prompt(task_name, objects)
         header = f"def {function_name(task_name)}():\n\t"
         before = done.rstrip("\n") + "\n\t# " + failure.replace("\n", " ") + "\n\t"
-        return self._plan(prompt[: -len(header)] + before, before, objects)
+        return self._plan(prompt[: -len(header)] + before, before, objects, affordances)
 
-    def _plan(self, prompt: str, before: str, objects: Sequence[str]) -> PlanResult:
-        grammar = self.grammar(objects)
+    def _plan(self, prompt: str, before: str, objects: Sequence[str],
+              affordances: Mapping[str, Set[str]] | None) -> PlanResult:
+        grammar = self.grammar(objects, affordances)
         completions: list[Completion] = []
         body = ""
         for attempt in range(self.max_continuations + 1):

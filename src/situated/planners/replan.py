@@ -9,7 +9,7 @@ episode; the last remainder runs to its end whatever fails. The episode's trace 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -23,7 +23,8 @@ DEFAULT_LIMITS = Limits()
 
 
 class Replanner(Protocol):
-    def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str) -> PlanResult: ...
+    def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str, *,
+               affordances: Mapping[str, Set[str]] | None = None) -> PlanResult: ...
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def failure_comment(call: str, reason: str) -> str:
 
 def execute(first: PlanResult, env: Environment, *, planner: Replanner | None = None, task_name: str = "",
             objects: Sequence[str] = (), replan: int = 0, check: ConditionCheck = symbolic_check,
-            limits: Limits = DEFAULT_LIMITS) -> Execution:
+            limits: Limits = DEFAULT_LIMITS, affordances: Mapping[str, Set[str]] | None = None) -> Execution:
     """Run `first.program` on `env` (already reset), replanning up to `replan` times after failed actions."""
     if replan > 0 and planner is None:
         raise ValueError("replanning needs a planner")
@@ -65,7 +66,8 @@ def execute(first: PlanResult, env: Environment, *, planner: Replanner | None = 
         if last or failure is None or planner is None:
             break
         done = "\n".join(text.split("\n")[: failure.line])
-        result = planner.replan(task_name, objects, done, failure_comment(failure.call, failure.reason))
+        result = planner.replan(task_name, objects, done, failure_comment(failure.call, failure.reason),
+                                affordances=affordances)
         plans.append(result)
         first_new = done.count("\n") + 2  # the line of the failure comment
         program = Program(tuple(s for s in result.program.body if s.line >= first_new), result.program.name)

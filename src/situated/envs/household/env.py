@@ -125,6 +125,11 @@ class HouseholdEnv:
         """Sorted unique class names of the scene's objects (rooms included)."""
         return self.graph.class_names()
 
+    def object_properties(self) -> dict[str, frozenset[str]]:
+        """Each class name's properties (GRABBABLE, CAN_OPEN, ...), united over its instances: what it affords."""
+        g = self.graph
+        return {name: frozenset().union(*(g.properties(i) for i in g.ids_of(name))) for name in g.class_names()}
+
     def conditions(self) -> frozenset[str]:
         """Class-level facts of the current graph (see conditions.class_conditions)."""
         return class_conditions(self.graph)
