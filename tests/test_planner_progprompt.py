@@ -13,7 +13,7 @@ import pytest
 from situated.actions import PROGPROMPT_SPACE
 from situated.llm.base import Completion
 from situated.planners.progprompt import (
-    DEFAULT_EXAMPLES,
+    PAPER_EXAMPLES,
     ProgPromptPlanner,
     complete_statements,
     filter_lines,
@@ -59,17 +59,17 @@ def test_prompt_structure(examples: dict[str, str]) -> None:
     assert lines[0].startswith("from actions import turnright, turnleft, walkforward, walktowards <obj>")
     assert f"objects = {SCENE!r}" in lines
     defs = [line for line in lines if line.startswith("def ")]
-    assert defs == [f"def {name}():" for name in DEFAULT_EXAMPLES] + ["def microwave_salmon():"]
+    assert defs == [f"def {name}():" for name in PAPER_EXAMPLES] + ["def microwave_salmon():"]
     assert prompt.endswith("\n\ndef microwave_salmon():\n\t")
     assert prompt.count("objects = [") == 1
     # The examples are the data's own text (trailing blanks aside), in order.
-    for name in DEFAULT_EXAMPLES:
+    for name in PAPER_EXAMPLES:
         assert examples[name].strip() in prompt
 
 
 def test_number_and_sampling_of_examples(examples: dict[str, str]) -> None:
     one = planner(examples, n_examples=1).prompt("microwave salmon", SCENE)
-    assert [n for n in DEFAULT_EXAMPLES if f"def {n}():" in one] == [DEFAULT_EXAMPLES[0]]
+    assert [n for n in PAPER_EXAMPLES if f"def {n}():" in one] == [PAPER_EXAMPLES[0]]
     five = planner(examples, n_examples=5).prompt("microwave salmon", SCENE)
     assert five.count("\ndef ") == 5 + 1 - five.startswith("def ")
     a = planner(examples, sample_examples=True, seed=1).examples_for("microwave salmon")
@@ -106,7 +106,7 @@ def test_ablations_remove_exactly_their_lines(examples: dict[str, str], ablation
 def test_new_environment_gets_a_second_object_list(examples: dict[str, str]) -> None:
     prompt = planner(examples).prompt("microwave salmon", ["lime", "kitchen"], new_env_objects=["salmon", "tv"])
     first, second = prompt.index("objects = ['lime', 'kitchen']"), prompt.index("objects = ['salmon', 'tv']")
-    last_example = prompt.index(f"def {DEFAULT_EXAMPLES[-1]}():")
+    last_example = prompt.index(f"def {PAPER_EXAMPLES[-1]}():")
     assert first < last_example < second < prompt.index("def microwave_salmon():")
 
 
@@ -225,3 +225,13 @@ def test_real_model_plans_microwave_salmon_in_the_apartment() -> None:
     assert not validate(result.program, PROGPROMPT_SPACE, env.object_names())
     trace = run(result.program, env)
     assert trace.attempted > 0
+
+
+def test_project_examples_stand_in_for_the_papers_when_they_are_absent() -> None:
+    root = Path(__file__).resolve().parents[1]
+    from situated.datasets.progprompt import load_example_plans
+
+    own = load_example_plans(root / "examples" / "plans")
+    assert planner(own).examples_for("microwave salmon") == ["put_salmon_in_the_fridge", "throw_away_apple",
+                                                             "wash_the_plate"]
+    assert planner(own).examples_for("throw away apple")[:2] == ["put_salmon_in_the_fridge", "wash_the_plate"]

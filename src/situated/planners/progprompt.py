@@ -26,9 +26,12 @@ from situated.program import Assert, Call, For, If, Program, Statement, parse, v
 Ablation = Literal["full", "no-comments", "no-feedback", "neither"]
 ABLATIONS: tuple[str, ...] = ("full", "no-comments", "no-feedback", "neither")
 
-DEFAULT_EXAMPLES: tuple[str, ...] = (
-    "put_the_wine_glass_in_the_kitchen_cabinet", "throw_away_the_lime", "wash_mug")
-"""The paper's fixed prompt examples, used whenever the example set has them."""
+PAPER_EXAMPLES: tuple[str, ...] = ("put_the_wine_glass_in_the_kitchen_cabinet", "throw_away_the_lime", "wash_mug")
+"""The paper's fixed prompt examples."""
+
+DEFAULT_EXAMPLES: tuple[str, ...] = (*PAPER_EXAMPLES, "put_salmon_in_the_fridge", "throw_away_apple", "wash_the_plate")
+"""Preferred prompt examples, when the example set has them: the paper's, then their counterparts among the
+project's own plans in `examples/plans` (put something in a container, throw something away, wash)."""
 
 STOPS: tuple[str, ...] = ("\ndef ", "\n\n")
 """Generation ends at the next function or at a blank line (ProgPrompt stops at `def`)."""
