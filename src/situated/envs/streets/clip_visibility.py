@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from ...errors import DataError, SituatedError
-from .visibility import BUCKETS
+from .visibility import BUCKETS, read_format_json
 
 #: View offsets from the heading, in degrees, one per bucket (left to right).
 VIEW_OFFSETS: tuple[int, ...] = (-90, -45, 0, 45, 90)
@@ -147,14 +147,7 @@ class LandmarkStats:
     @classmethod
     def load(cls, path: str | Path) -> LandmarkStats:
         file = Path(path)
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except OSError as err:
-            raise DataError(f"cannot read CLIP statistics {file}: {err.strerror or err}") from None
-        except json.JSONDecodeError as err:
-            raise DataError(f"{file}:{err.lineno}: not valid JSON ({err.msg})") from None
-        if not isinstance(data, dict) or data.get("format") != STATS_FORMAT:
-            raise DataError(f"{file}: field format must be {STATS_FORMAT!r}")
+        data = read_format_json(file, STATS_FORMAT, "CLIP statistics")
         entries = data.get("landmarks")
         if not isinstance(entries, dict):
             raise DataError(f"{file}: field landmarks must be an object")

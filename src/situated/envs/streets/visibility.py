@@ -54,6 +54,19 @@ class NoVisibility:
         return {}
 
 
+def read_format_json(file: Path, fmt: str, what: str) -> dict:
+    """A JSON object whose `format` field is `fmt`; DataError naming the file (and line) otherwise."""
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise DataError(f"cannot read {what} {file}: {err.strerror or err}") from None
+    except json.JSONDecodeError as err:
+        raise DataError(f"{file}:{err.lineno}: not valid JSON ({err.msg})") from None
+    if not isinstance(data, dict) or data.get("format") != fmt:
+        raise DataError(f"{file}: field format must be {fmt!r}")
+    return data
+
+
 class FileVisibility:
     """Visibility read from a JSON file in the `situated-visibility/1` format (see the module docstring)."""
 
@@ -64,14 +77,7 @@ class FileVisibility:
     def load(cls, path: str | Path) -> FileVisibility:
         """Read and validate a visibility file; DataError names the file and the offending key."""
         file = Path(path)
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except OSError as err:
-            raise DataError(f"cannot read visibility file {file}: {err.strerror or err}") from None
-        except json.JSONDecodeError as err:
-            raise DataError(f"{file}:{err.lineno}: not valid JSON ({err.msg})") from None
-        if not isinstance(data, dict) or data.get("format") != FILE_FORMAT:
-            raise DataError(f"{file}: field format must be {FILE_FORMAT!r}")
+        data = read_format_json(file, FILE_FORMAT, "visibility file")
         panoramas = data.get("panoramas")
         if not isinstance(panoramas, dict):
             raise DataError(f"{file}: field panoramas must be an object")
