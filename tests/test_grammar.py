@@ -296,3 +296,31 @@ def test_an_action_nothing_affords_is_left_out() -> None:
                            affordances={"kitchen": set(), "salmon": {"GRABBABLE"}})
     assert accepts(grammar, "grab('salmon')\n") and not accepts(grammar, "switchon('salmon')\n")
     assert '"switchon"' not in grammar
+
+
+def test_one_statement_grammar_excludes_rejected_calls() -> None:
+    grammar = plan_grammar(PROGPROMPT_SPACE, SCENE, one_statement=True,
+                           exclude=[("grab", ("salmon",)), ("putin", ("salmon", "microwave"))])
+    for text in ("grab('salmon')\n", "putin('salmon', 'microwave')\n", "# 2: take it\n",
+                 "find('salmon')\n\tgrab('salmon')\n", "assert('close' to 'salmon')\n\t\telse: find('salmon')\n"
+                 "\t\telse: walk('salmon')\n", ""):
+        assert not accepts(grammar, text), text
+    for text in ("find('salmon')\n", "grab('lime')\n", "putin('lime', 'microwave')\n", "putin('salmon', 'sink')\n",
+                 "assert('close' to 'salmon')\n\t\telse: find('salmon')\n", "\n"):
+        assert accepts(grammar, text), text
+
+
+def test_one_statement_grammars_compile_in_llama_cpp() -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    banned = [("grab", ("salmon",)), ("putin", ("salmon", "microwave")), ("find", ("kitchen",))]
+    for kwargs in ({}, {"comments": False}, {"asserts": False}):
+        for exclude in ([], banned):
+            grammar = plan_grammar(PROGPROMPT_SPACE, SCENE, one_statement=True, exclude=exclude, **kwargs)
+            assert llama_cpp.LlamaGrammar.from_string(grammar, verbose=False) is not None
+
+
+def test_one_statement_grammar_can_exclude_whole_actions() -> None:
+    grammar = plan_grammar(PROGPROMPT_SPACE, SCENE, one_statement=True, exclude_actions={"grab", "putin"})
+    assert not accepts(grammar, "grab('lime')\n") and not accepts(grammar, "putin('lime', 'sink')\n")
+    assert accepts(grammar, "find('lime')\n")
+    assert accepts(grammar, "assert('close' to 'lime')\n\t\telse: find('lime')\n")

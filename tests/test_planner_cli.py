@@ -54,6 +54,10 @@ def test_eval_replayed_from_cassette(progprompt_data: Path, tmp_path: Path, caps
     assert list(summary)[:6] == ["sr", "sr_std", "gcr", "exec", "tasks", "runs"]
     assert summary["tasks"] == 2 and summary["runs"] == 1 and summary["unknown"] == 0
     assert "watch tv" in out
+    # grounded decoding is on by default: statements the scene rejected were replaced, and each is recorded
+    records = [json.loads(x) for x in (tmp_path / "out" / "episodes.jsonl").read_text().splitlines()]
+    assert summary["repairs"] == sum(len(r["rejected"]) for r in records) > 0
+    assert all("is not possible" not in r["program"] for r in records)
     # A second run resumes: nothing is planned again, the same numbers come out.
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

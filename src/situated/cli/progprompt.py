@@ -27,6 +27,7 @@ from ..eval.runner import EPISODES_FILE, episodes_by_task, evaluate, read_episod
 from ..interpreter import Limits
 from ..llm.base import LLM
 from ..planners.assertion_check import ASSERT_CHECKS, assertion_check
+from ..planners.grounded import DEFAULT_REPAIRS, simulator_verifier
 from ..planners.langprompt import LangPromptPlanner
 from ..planners.progprompt import ABLATIONS, ProgPromptPlanner
 from ..planners.replan import execute
@@ -64,7 +65,7 @@ def _examples(path: Path | None, data_dir: Path | None = None) -> dict[str, str]
 
 
 def _planner_factory(llm: LLM, examples: dict[str, str], *, n_examples: int, ablation: str, grammar: bool,
-                     langprompt: bool, seed: int) -> Callable[[], Any]:
+                     langprompt: bool, seed: int, repairs: int = 0) -> Callable[[], Any]:
     if ablation not in ABLATIONS:
         raise SituatedError(f"--ablation must be one of {', '.join(ABLATIONS)}, not {ablation!r}")
 
@@ -72,7 +73,7 @@ def _planner_factory(llm: LLM, examples: dict[str, str], *, n_examples: int, abl
         if langprompt:
             return LangPromptPlanner(llm, PROGPROMPT_SPACE, examples, n_examples=n_examples, seed=seed)
         return ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, n_examples=n_examples, seed=seed,
-                                 ablation=ablation, constrained=grammar)
+                                 ablation=ablation, constrained=grammar, repairs=repairs)
 
     make()  # fail early on bad settings (too many examples, ...)
     return make
@@ -113,6 +114,9 @@ def plan_command(
     no_grammar: Annotated[bool, typer.Option("--no-grammar", help="Decode without the grammar.")] = False,
     assert_check: Annotated[str, typer.Option("--assert-check", help="symbolic or llm.")] = "symbolic",
     replan: Annotated[int, typer.Option(help="Replan up to N times after a failed action.")] = 0,
+    repairs: Annotated[int, typer.Option(
+        help="Grounded decoding: rewrite the plan up to N times from an action a private copy of the scene "
+             "rejects (0: the paper's open-loop decoding).")] = DEFAULT_REPAIRS,
     cassette: Annotated[Path | None, typer.Option(help="Record/replay LLM calls in this file.")] = None,
     cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "auto",
     seed: Annotated[int, typer.Option(help="Seed for grounding and example sampling.")] = 0,
@@ -127,19 +131,22 @@ def plan_command(
     plans = _examples(examples_file)
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
     planner = _planner_factory(llm, plans, n_examples=examples, ablation=ablation, grammar=not no_grammar,
-                               langprompt=False, seed=seed)()
+                               langprompt=False, seed=seed, repairs=repairs)()
     check = assertion_check(assert_check, llm)
+    verify = simulator_verifier(HouseholdEnv.from_file(scene, seed=seed)) if repairs > 0 else None
     with console.status("planning..."):
-        result = planner.plan(task, objects, affordances=env.object_properties())
+        result = planner.plan(task, objects, affordances=env.object_properties(), verify=verify)
     console.print(f"[bold]plan[/bold] ({result.tokens} tokens, {result.seconds:.1f} s)")
     console.print(escape(format_program(result.program)), highlight=False)
     for problem in result.problems:
         console.print(f"[yellow]dropped: {escape(problem)}[/yellow]")
+    for rejected in result.rejected:
+        console.print(f"[yellow]rewritten from {escape(rejected)}[/yellow]")
     before = env.conditions()
     writer = TraceWriter(console, trace)
     try:
         done = execute(result, env, planner=planner, task_name=task, objects=objects, replan=replan,
-                       check=check, limits=Limits(), affordances=env.object_properties())
+                       check=check, limits=Limits(), affordances=env.object_properties(), verify=verify)
         for event in done.trace:
             writer(event)
     finally:
@@ -181,6 +188,9 @@ def eval_progprompt(
         "--examples-file", help="Example plans (default: the data's plan set).")] = None,
     assert_check: Annotated[str, typer.Option("--assert-check", help="symbolic or llm.")] = "symbolic",
     replan: Annotated[int, typer.Option(help="Replan up to N times after a failed action.")] = 0,
+    repairs: Annotated[int, typer.Option(
+        help="Grounded decoding: rewrite the plan up to N times from an action a private copy of the scene "
+             "rejects (0: the paper's open-loop decoding).")] = DEFAULT_REPAIRS,
     no_grammar: Annotated[bool, typer.Option("--no-grammar", help="Decode without the grammar.")] = False,
     langprompt: Annotated[bool, typer.Option("--langprompt", help="Run the LangPrompt baseline.")] = False,
     cassette: Annotated[Path | None, typer.Option(help="Record/replay LLM calls in this file.")] = None,
@@ -199,21 +209,25 @@ def eval_progprompt(
         raise SituatedError("--jobs must be 1 with an embedded model (one model per process)")
     if langprompt and replan:
         raise SituatedError("--replan needs ProgPrompt (LangPrompt plans are not programs)")
+    if repairs < 0:
+        raise SituatedError(f"--repairs must be >= 0, got {repairs}")
+    repairs = 0 if langprompt else repairs  # LangPrompt is the paper's open-loop baseline
     tasks = load_split(data, split, initial_graph=initial_graph)
     if limit is not None:
         if limit < 1:
             raise SituatedError(f"--limit must be >= 1, got {limit}")
         tasks = tasks[:limit]
     plans = _examples(examples_file, data)
-    variant = "langprompt" if langprompt else f"progprompt-{ablation}{'-nogrammar' if no_grammar else ''}"
+    variant = "langprompt" if langprompt else (f"progprompt-{ablation}{'-nogrammar' if no_grammar else ''}"
+                                               f"{f'-grounded{repairs}' if repairs else ''}")
     out = out or Path("runs") / f"{split}-{variant}-{model.replace(':', '_').replace('/', '_')}"
     settings = {"model": model, "planner": "langprompt" if langprompt else "progprompt", "ablation": ablation,
-                "examples": examples, "grammar": not no_grammar, "split": split}
+                "examples": examples, "grammar": not no_grammar, "split": split, "repairs": repairs}
     err = Console(stderr=True)
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
                      console=err)
     factory = _planner_factory(llm, plans, n_examples=examples, ablation=ablation, grammar=not no_grammar,
-                               langprompt=langprompt, seed=seed)
+                               langprompt=langprompt, seed=seed, repairs=repairs)
     already = len(read_episodes(out / EPISODES_FILE))
     with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
                   console=err, transient=True) as progress:
@@ -247,5 +261,6 @@ def eval_progprompt(
                           "tasks": d["tasks"], "runs": d["runs"], "gcr_std": d["gcr_std"],
                           "exec_std": d["exec_std"], "precision": d["precision"], "unknown": unknown,
                           "dropped": dropped, "replans": sum(r["replans"] for r in records),
+                          "repairs": sum(r.get("repairs", 0) for r in records),
                           "tokens": sum(r["tokens"] for r in records), "split": split, "model": model,
                           "variant": variant, "out": str(out)}))

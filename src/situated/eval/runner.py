@@ -22,6 +22,7 @@ from situated.errors import DataError, SituatedError
 from situated.eval.metrics import EpisodeScore, Summary, score_episode, summarize
 from situated.interpreter import ConditionCheck, Limits
 from situated.planners.assertion_check import assertion_check
+from situated.planners.grounded import simulator_verifier
 from situated.planners.progprompt import Planner
 from situated.planners.replan import execute
 
@@ -97,12 +98,17 @@ def run_episode(task: HouseholdTask, run: int, planner: Planner, *, check: Condi
     initial = env.conditions()
     final_gt = HouseholdEnv(task.final_graph, seed=seed).conditions()
     affordances = env.object_properties()
-    first = planner.plan(task.name, objects, affordances=affordances)
+    verify = None
+    if getattr(planner, "repairs", 0) > 0:  # grounded decoding: plans are checked on a private copy
+        verify = simulator_verifier(HouseholdEnv(task.initial_graph, seed=seed + run), limits=limits)
+        first = planner.plan(task.name, objects, affordances=affordances, verify=verify)
+    else:
+        first = planner.plan(task.name, objects, affordances=affordances)
     replanner = planner if hasattr(planner, "replan") else None
     if replan > 0 and replanner is None:
         raise SituatedError(f"{type(planner).__name__} cannot replan")
     done = execute(first, env, planner=replanner, task_name=task.name, objects=objects, replan=replan,
-                   check=check, limits=limits, affordances=affordances)
+                   check=check, limits=limits, affordances=affordances, verify=verify)
     trace = done.trace
     attempted = trace.attempted + done.dropped  # dropped invalid calls count as failed attempts
     score = score_episode(task.name, run, initial, final_gt, env.conditions(), trace.executed, attempted)
@@ -113,6 +119,8 @@ def run_episode(task: HouseholdTask, run: int, planner: Planner, *, check: Condi
         "unknown": sum(p.unknown for p in done.plans),
         "problems": [q for p in done.plans for q in p.raw_problems],
         "replans": done.replans,
+        "repairs": done.repairs,
+        "rejected": [r for p in done.plans for r in p.rejected],
         "tokens": sum(p.tokens for p in done.plans),
         "prompt_tokens": sum(p.prompt_tokens for p in done.plans),
         "seconds": round(sum(p.seconds for p in done.plans), 3),

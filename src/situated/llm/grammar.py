@@ -43,7 +43,9 @@ def _object_rule(affords: tuple[str, ...]) -> str:
 
 
 def plan_grammar(space: ActionSpace, objects: Sequence[str], *, comments: bool = True, asserts: bool = True,
-                 affordances: Mapping[str, Set[str]] | None = None) -> str:
+                 affordances: Mapping[str, Set[str]] | None = None,
+                 one_statement: bool = False, exclude: Sequence[tuple[str, tuple[str, ...]]] = (),
+                 exclude_actions: Set[str] = frozenset()) -> str:
     """GBNF for the body of one plan function over `space`'s actions and the given `objects`.
 
     `comments=False` / `asserts=False` leave comment lines / assertions out (the ablations of the prompt).
@@ -70,13 +72,15 @@ def plan_grammar(space: ActionSpace, objects: Sequence[str], *, comments: bool =
 
     rules: list[str] = []
     calls: list[str] = []
-    for k, (signature, actions) in enumerate(sorted(by_signature.items(), key=lambda kv: (len(kv[0]), kv[0]))):
+    groups = sorted(by_signature.items(), key=lambda kv: (len(kv[0]), kv[0]))
+    for k, (signature, actions) in enumerate(groups):
         args = ' ", " '.join(signature)
         rules.append(f"call{k} ::= ({_alternatives(actions)}) \"(\" {args} \")\"")
         calls.append(f"call{k}")
+    comment = '"#" [^\\n]* "\\n"'
     stmts = ["call eol"]
     if comments:
-        stmts.append('"#" [^\\n]* "\\n"')
+        stmts.append(comment)
     if asserts:
         stmts.append("assert eol recovery+")
     head = [
@@ -84,6 +88,13 @@ def plan_grammar(space: ActionSpace, objects: Sequence[str], *, comments: bool =
         f"stmt ::= {' | '.join(stmts)}",
         f"call ::= {' | '.join(calls)}",
     ]
+    if one_statement:
+        firsts = ["callfirst eol"] + (["assert eol recovery"] if asserts else [])
+        head[0] = "root ::= first | \"\\n\""
+        head.insert(1, f"first ::= {' | '.join(firsts)}")
+        first_calls, extra = _calls_excluding(groups, object_rules, exclude, exclude_actions)
+        head.insert(2, f"callfirst ::= {' | '.join(first_calls) or gbnf_literal('')}")
+        rules += extra
     if asserts:
         states = _alternatives([f"'{s}'" for s in ASSERT_STATES])
         head += [
@@ -99,6 +110,52 @@ def plan_grammar(space: ActionSpace, objects: Sequence[str], *, comments: bool =
         words = object_rules[rule]
         tail.append(f"{rule} ::= \"'\" ({_alternatives(words)}) \"'\"" if words else f"{rule} ::= \"''\"")
     return "\n".join(head + rules + tail) + "\n"
+
+
+def _calls_excluding(groups: Sequence[tuple[tuple[str, ...], list[str]]], object_rules: Mapping[str, list[str]],
+                     excluded: Sequence[tuple[str, tuple[str, ...]]],
+                     excluded_actions: Set[str]) -> tuple[list[str], list[str]]:
+    """Alternatives for one call that is none of `excluded` nor uses `excluded_actions`, and the extra rules
+    they need."""
+    banned: dict[str, set[tuple[str, ...]]] = {}
+    for action, args in excluded:
+        banned.setdefault(action, set()).add(tuple(args))
+    alternatives: list[str] = []
+    extra: list[str] = []
+    for k, (signature, all_actions) in enumerate(groups):
+        actions = [a for a in all_actions if a not in excluded_actions]
+        free = [a for a in actions if a not in banned]
+        if free:
+            args = ' ", " '.join(signature)
+            alternatives.append(f"({_alternatives(free)}) \"(\" {args} \")\"")
+        for action in sorted(set(actions) & banned.keys()):
+            sets = [object_rules[r] for r in signature]
+            body = _tuples_excluding(sets, banned[action])
+            if body:
+                name = f"ex{k}-{len(extra)}"
+                extra.append(f"{name} ::= {body}")
+                alternatives.append(f"{gbnf_literal(action + '(')} {name} \")\"")
+    return alternatives, extra
+
+
+def _tuples_excluding(sets: Sequence[Sequence[str]], banned: Set[tuple[str, ...]]) -> str:
+    """GBNF for quoted, comma-separated tuples from `sets[0] × sets[1] × ...` that are not in `banned`
+    (empty when none is left)."""
+    if not sets:
+        return "" if () in banned else '""'
+    quoted = [f"'{w}'" for w in sets[0]]
+    heads = {t[0] for t in banned if t}
+    sep = ' ", " ' if len(sets) > 1 else " "
+    rest_all = _tuples_excluding(sets[1:], set()) if len(sets) > 1 else ""
+    parts = []
+    free = [q for w, q in zip(sets[0], quoted, strict=True) if w not in heads]
+    if free:
+        parts.append(f"({_alternatives(free)})" + (sep + f"({rest_all})" if len(sets) > 1 else ""))
+    for w in sorted(heads & set(sets[0])):
+        rest = _tuples_excluding(sets[1:], {t[1:] for t in banned if t and t[0] == w})
+        if rest:
+            parts.append(gbnf_literal(f"'{w}'") + (sep + f"({rest})" if len(sets) > 1 else ""))
+    return " | ".join(parts)
 
 
 BOOL_GRAMMAR = 'root ::= " "? ("True" | "False")\n'

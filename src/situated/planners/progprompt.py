@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -21,6 +22,7 @@ from situated.actions import PROGPROMPT_SPACE, ActionSpace
 from situated.errors import ParseError, SituatedError
 from situated.llm.base import LLM, Completion
 from situated.llm.grammar import plan_grammar, plan_objects
+from situated.planners.grounded import Verifier, rejection_comment
 from situated.program import Assert, Call, For, If, Program, Statement, parse, validate
 
 Ablation = Literal["full", "no-comments", "no-feedback", "neither"]
@@ -35,6 +37,13 @@ project's own plans in `examples/plans` (put something in a container, throw som
 
 STOPS: tuple[str, ...] = ("\ndef ", "\n\n")
 """Generation ends at the next function or at a blank line (ProgPrompt stops at `def`)."""
+
+REPLACEMENT_TOKENS = 64
+"""Token cap for one replacement statement (grounded decoding)."""
+
+ACTION_REJECTIONS = 2
+"""After this many rejected calls of one action at one place, the replacement may not use that action there
+(a small model otherwise tries `grab` on object after object when it is close to none of them)."""
 
 MAX_CONTINUATIONS = 2
 """How many times a plan cut off by the token cap is continued."""
@@ -58,6 +67,12 @@ class PlanResult:
     problems: tuple[str, ...] = ()
     dropped: int = 0
     prompt: str = field(default="", repr=False)
+    rejected: tuple[str, ...] = ()
+    """Grounded decoding: the calls the verifier rejected, `line N: call: reason`, one per rewrite."""
+
+    @property
+    def repairs(self) -> int:
+        return len(self.rejected)
 
     @property
     def unknown(self) -> int:
@@ -162,6 +177,17 @@ def _line(stmt: Statement) -> int:
     return stmt.line
 
 
+def _worn_out(banned: Sequence[tuple[str, tuple[str, ...]]]) -> set[str]:
+    """Actions rejected at least `ACTION_REJECTIONS` times (with any objects)."""
+    counts = Counter(action for action, _ in banned)
+    return {action for action, n in counts.items() if n >= ACTION_REJECTIONS}
+
+
+def _statement_at(program: Program, line: int) -> Statement | None:
+    """The top-level statement that holds `line` (the last one starting at or before it)."""
+    return max((s for s in program.body if s.line <= line), key=_line, default=None)
+
+
 def _calls_in(stmt: Statement) -> int:
     if isinstance(stmt, Call):
         return 1
@@ -225,7 +251,7 @@ class ProgPromptPlanner:
                  examples: Mapping[str, str] | None = None, *, n_examples: int = 3,
                  sample_examples: bool = False, seed: int = 0, ablation: str = "full",
                  constrained: bool = True, max_tokens: int = 600, frequency_penalty: float = 0.15,
-                 max_continuations: int = MAX_CONTINUATIONS) -> None:
+                 max_continuations: int = MAX_CONTINUATIONS, repairs: int = 0) -> None:
         filter_lines("", ablation)  # validates the name
         self.seed = seed
         self.llm = llm
@@ -239,7 +265,9 @@ class ProgPromptPlanner:
         self.max_tokens = max_tokens
         self.frequency_penalty = frequency_penalty
         self.max_continuations = max_continuations
-        self.seed = seed
+        if repairs < 0:
+            raise SituatedError(f"repairs must be >= 0, got {repairs}")
+        self.repairs = repairs
         self._programs = {n: parse(t, source=f"example {n}") for n, t in self.examples.items()}
 
     def examples_for(self, task_name: str | None) -> list[str]:
@@ -285,15 +313,16 @@ class ProgPromptPlanner:
 
     # --------------------------------------------------------------------------------------------- planning
     def plan(self, task_name: str, objects: Sequence[str], *,
-             affordances: Mapping[str, Set[str]] | None = None) -> PlanResult:
+             affordances: Mapping[str, Set[str]] | None = None, verify: Verifier | None = None) -> PlanResult:
         """Generate, parse and validate a plan for `task_name` over the scene's `objects`.
 
-        `affordances` (object -> properties) narrows the grammar to what each object affords.
+        `affordances` (object -> properties) narrows the grammar to what each object affords. With `verify`
+        and `repairs > 0` the plan is rewritten from actions the verifier rejects (`planners.grounded`).
         """
         objects = plan_objects(objects)
         prompt = self.scene_prompt(task_name, objects)
         header = f"def {function_name(task_name)}():\n\t"
-        result = self._plan(prompt, header, objects, affordances)
+        result = self._plan(prompt, header, objects, affordances, verify)
         if self.constrained or not result.raw_problems:
             return result
         # One more try, telling the model what was wrong (for servers that cannot take a grammar).
@@ -302,13 +331,14 @@ class ProgPromptPlanner:
                         + f"# A first attempt at {function_name(task_name)} had these problems:\n"
                         + "\n".join(notes)
                         + "\n# Use only the imported actions and the listed objects.\n" + header)
-        second = self._plan(retry_prompt, header, objects, affordances)
+        second = self._plan(retry_prompt, header, objects, affordances, verify)
         return PlanResult(second.program, second.text, result.completions + second.completions,
                           result.tokens + second.tokens, result.prompt_tokens + second.prompt_tokens,
-                          result.raw_problems, second.raw_problems, second.dropped, second.prompt)
+                          result.raw_problems, second.raw_problems, second.dropped, second.prompt,
+                          second.rejected)
 
     def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str, *,
-               affordances: Mapping[str, Set[str]] | None = None) -> PlanResult:
+               affordances: Mapping[str, Set[str]] | None = None, verify: Verifier | None = None) -> PlanResult:
         """A revised remainder after a failed action: `done` is the plan text run so far (from `def ...():` to
         the failed line), `failure` the comment describing the failure. The result's text and program are
         the whole plan (done lines, the failure comment, the new remainder)."""
@@ -316,12 +346,80 @@ class ProgPromptPlanner:
         prompt = self.scene_prompt(task_name, objects)
         header = f"def {function_name(task_name)}():\n\t"
         before = done.rstrip("\n") + "\n\t# " + failure.replace("\n", " ") + "\n\t"
-        return self._plan(prompt[: -len(header)] + before, before, objects, affordances)
+        return self._plan(prompt[: -len(header)] + before, before, objects, affordances, verify)
 
-    def _plan(self, prompt: str, before: str, objects: Sequence[str],
-              affordances: Mapping[str, Set[str]] | None) -> PlanResult:
-        grammar = self.grammar(objects, affordances)
+    def _plan(self, prompt: str, before: str, objects: Sequence[str], affordances: Mapping[str, Set[str]] | None,
+              verify: Verifier | None = None) -> PlanResult:
+        """Generate after `prompt` (which ends with `before`); with `verify`, replace rejected statements."""
         completions: list[Completion] = []
+        grammar = self.grammar(objects, affordances)
+        first = before.count("\n") + 1  # the first generated line
+        accepted = ""  # generated text kept across replacements; ends with "\n\t" when not empty
+        check_from, fix_line = first, 0
+        banned: list[tuple[str, tuple[str, ...]]] = []
+        notes: list[str] = []
+        rejected: list[str] = []
+        while True:
+            body = self._generate(prompt + accepted, grammar, completions)
+            text = before + accepted + body
+            parsed, parse_problems, unparsed_calls = parse_tolerant(text, source="<model output>",
+                                                                    from_line=first)
+            program, problems, dropped = keep_valid(parsed, self.space, objects, from_line=first)
+            if verify is None or len(rejected) >= self.repairs:
+                break
+            failure = next((f for f in verify(program) if f.line >= check_from), None)
+            stmt = _statement_at(program, failure.line) if failure is not None else None
+            if failure is None or stmt is None or stmt.line < check_from:
+                break
+            if stmt.line != fix_line:
+                banned, notes = [], []
+            if isinstance(stmt, Call) and all(isinstance(a, str) for a in stmt.args):
+                banned.append((stmt.action, tuple(str(a) for a in stmt.args)))
+            notes.append(rejection_comment(failure.call, failure.reason))
+            rejected.append(f"line {failure.line}: {failure.call}: {failure.reason}")
+            kept = "\n".join(text.split("\n")[: stmt.line - 1]) + "\n\t"
+            fix = self._replacement(prompt[: len(prompt) - len(before)] + kept, notes, objects, affordances,
+                                    banned, _worn_out(banned), completions)
+            accepted = (kept + fix + "\t")[len(before):] if fix.strip() else ""
+            if not fix.strip():  # the model ends the plan where the rejected statement was
+                text = kept.rstrip("\t")
+                parsed, parse_problems, unparsed_calls = parse_tolerant(text, source="<model output>",
+                                                                        from_line=first)
+                program, problems, dropped = keep_valid(parsed, self.space, objects, from_line=first)
+                break
+            check_from = fix_line = stmt.line
+        all_problems = tuple(parse_problems + problems)
+        return PlanResult(program, text, tuple(completions), sum(c.completion_tokens for c in completions),
+                          sum(c.prompt_tokens for c in completions), all_problems, all_problems,
+                          dropped + unparsed_calls, prompt, tuple(rejected))
+
+    def _replacement(self, prompt: str, notes: Sequence[str], objects: Sequence[str],
+                     affordances: Mapping[str, Set[str]] | None, banned: Sequence[tuple[str, tuple[str, ...]]],
+                     banned_actions: Set[str], completions: list[Completion]) -> str:
+        """One statement to stand where rejected ones stood: the model sees why each was rejected (comments
+        that are not kept in the plan) and, with a grammar, cannot write a rejected call again there, nor an
+        action rejected `ACTION_REJECTIONS` times there."""
+        grammar = None
+        if self.constrained:
+            grammar = plan_grammar(self.space, objects, comments=self.ablation in ("full", "no-feedback"),
+                                   asserts=self.ablation in ("full", "no-comments"), affordances=affordances,
+                                   one_statement=True, exclude=banned, exclude_actions=banned_actions)
+        shown = "".join(f"# {n}\n\t" for n in notes)
+        completion = self.llm.complete(prompt + shown, stop=STOPS, max_tokens=REPLACEMENT_TOKENS,
+                                       temperature=0.0, frequency_penalty=self.frequency_penalty,
+                                       grammar=grammar, seed=self.seed)
+        completions.append(completion)
+        lines = completion.text.split("\n")
+        if self.constrained or not lines[0].strip():
+            return completion.text if completion.text.endswith("\n") else ""
+        # without a grammar: the first complete line, with the recovery line right after an assertion
+        with_recovery = len(lines) > 2 and lines[1].strip().startswith("else:")
+        keep = lines[:2] if with_recovery else lines[:1]
+        return "\n".join(keep) + "\n" if len(lines) > 1 else ""
+
+    def _generate(self, prompt: str, grammar: str | None, completions: list[Completion]) -> str:
+        """The model's continuation of `prompt` (continued past the token cap from its last complete
+        statement, at most `max_continuations` times); appends each completion to `completions`."""
         body = ""
         for attempt in range(self.max_continuations + 1):
             completion = self.llm.complete(
@@ -336,13 +434,4 @@ class ProgPromptPlanner:
                 body += kept
                 break
             body += kept + "\t"  # the next answer starts a new statement, as after the header
-        body = body.rstrip("\t")
-        text = before + body
-        source = "<model output>"
-        first = before.count("\n") + 1  # the first generated line
-        parsed, parse_problems, unparsed_calls = parse_tolerant(text, source=source, from_line=first)
-        program, problems, dropped = keep_valid(parsed, self.space, objects, from_line=first)
-        all_problems = tuple(parse_problems + problems)
-        return PlanResult(program, text, tuple(completions), sum(c.completion_tokens for c in completions),
-                          sum(c.prompt_tokens for c in completions), all_problems, all_problems,
-                          dropped + unparsed_calls, prompt)
+        return body.rstrip("\t")

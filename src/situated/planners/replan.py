@@ -15,6 +15,7 @@ from typing import Protocol
 
 from situated.envs.base import Environment
 from situated.interpreter import ConditionCheck, Limits, run, symbolic_check
+from situated.planners.grounded import Verifier
 from situated.planners.progprompt import PlanResult
 from situated.program import Program
 from situated.trace import Trace
@@ -24,7 +25,7 @@ DEFAULT_LIMITS = Limits()
 
 class Replanner(Protocol):
     def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str, *,
-               affordances: Mapping[str, Set[str]] | None = None) -> PlanResult: ...
+               affordances: Mapping[str, Set[str]] | None = None, verify: Verifier | None = None) -> PlanResult: ...
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,10 @@ class Execution:
     def dropped(self) -> int:
         return sum(p.dropped for p in self.plans)
 
+    @property
+    def repairs(self) -> int:
+        return sum(p.repairs for p in self.plans)
+
 
 def failure_comment(call: str, reason: str) -> str:
     """The comment that tells the model which action failed and why."""
@@ -51,8 +56,10 @@ def failure_comment(call: str, reason: str) -> str:
 
 def execute(first: PlanResult, env: Environment, *, planner: Replanner | None = None, task_name: str = "",
             objects: Sequence[str] = (), replan: int = 0, check: ConditionCheck = symbolic_check,
-            limits: Limits = DEFAULT_LIMITS, affordances: Mapping[str, Set[str]] | None = None) -> Execution:
-    """Run `first.program` on `env` (already reset), replanning up to `replan` times after failed actions."""
+            limits: Limits = DEFAULT_LIMITS, affordances: Mapping[str, Set[str]] | None = None,
+            verify: Verifier | None = None) -> Execution:
+    """Run `first.program` on `env` (already reset), replanning up to `replan` times after failed actions;
+    `verify` is passed on to the replanner (grounded decoding of each revised remainder)."""
     if replan > 0 and planner is None:
         raise ValueError("replanning needs a planner")
     events = []
@@ -67,7 +74,7 @@ def execute(first: PlanResult, env: Environment, *, planner: Replanner | None = 
             break
         done = "\n".join(text.split("\n")[: failure.line])
         result = planner.replan(task_name, objects, done, failure_comment(failure.call, failure.reason),
-                                affordances=affordances)
+                                affordances=affordances, verify=verify)
         plans.append(result)
         first_new = done.count("\n") + 2  # the line of the failure comment
         program = Program(tuple(s for s in result.program.body if s.line >= first_new), result.program.name)
