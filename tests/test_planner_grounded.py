@@ -28,13 +28,15 @@ NOT_CLOSE = "grab barsoap: the character is not close to barsoap (id 34)"
 
 @dataclass
 class ScriptedLLM:
-    answers: list[str]
+    answers: list[str | tuple[str, str]]
     uri: str = "scripted"
     calls: list[dict] = field(default_factory=list)
 
     def complete(self, prompt: str, **options: object) -> Completion:
         self.calls.append({"prompt": prompt, **options})
-        return Completion(self.answers.pop(0), "stop", 100, 10)
+        answer = self.answers.pop(0)
+        text, finish = answer if isinstance(answer, tuple) else (answer, "stop")
+        return Completion(text, finish, 100, 10)
 
     def count_tokens(self, text: str) -> int:
         return len(text) // 4
@@ -135,3 +137,22 @@ def test_an_action_rejected_twice_at_one_place_is_not_offered_again(examples: di
     third = llm.calls[3]["grammar"]
     assert not accepts(third, "grab('toothbrush')\n") and accepts(third, "find('barsoap')\n")
     assert accepts(llm.calls[1]["grammar"], "grab('toothbrush')\n")
+
+
+def test_writing_stops_at_the_first_piece_with_a_failure(examples: dict[str, str],
+                                                         soap_task: HouseholdTask) -> None:
+    # the model would go on for long; the plan is checked piece by piece and cut after the failing grab
+    cut = ("# 0: grab soap\n\tfind('bathroomcabinet')\n\tgrab('barsoap')\n\tfind('bathro", "length")
+    result, llm, env = plan(soap_task, [cut, "find('barsoap')\n", REST], examples)
+    assert len(llm.calls) == 3 and llm.calls[0]["max_tokens"] < 600
+    assert llm.calls[1]["prompt"].endswith("\tfind('bathroomcabinet')\n\t# " + rejection_comment(
+        "grab('barsoap')", NOT_CLOSE) + "\n\t")
+    trace = run(result.program, env, check=symbolic_check)
+    assert trace.first_failure is None and "barsoap INSIDE bathroomcabinet" in env.conditions()
+
+
+def test_a_piece_without_failure_is_continued(examples: dict[str, str], soap_task: HouseholdTask) -> None:
+    pieces = [("# 0: find soap\n\tfind('barsoap')\n\tgra", "length"), REST]
+    result, llm, _ = plan(soap_task, pieces, examples)
+    assert len(llm.calls) == 2 and result.repairs == 0
+    assert llm.calls[1]["prompt"].endswith("# 0: find soap\n\tfind('barsoap')\n\t")

@@ -14,8 +14,9 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal, Protocol
 
 from situated.actions import PROGPROMPT_SPACE, ActionSpace
@@ -44,6 +45,9 @@ REPLACEMENT_TOKENS = 64
 ACTION_REJECTIONS = 2
 """After this many rejected calls of one action at one place, the replacement may not use that action there
 (a small model otherwise tries `grab` on object after object when it is close to none of them)."""
+
+CHECK_TOKENS = 96
+"""Grounded decoding writes in pieces of this many tokens and checks each before going on."""
 
 MAX_CONTINUATIONS = 2
 """How many times a plan cut off by the token cap is continued."""
@@ -360,7 +364,12 @@ class ProgPromptPlanner:
         notes: list[str] = []
         rejected: list[str] = []
         while True:
-            body = self._generate(prompt + accepted, grammar, completions)
+            if verify is None or len(rejected) >= self.repairs:
+                body = self._generate(prompt + accepted, grammar, completions)
+            else:  # stop writing as soon as a statement fails on the copy of the scene
+                body = self._generate(prompt + accepted, grammar, completions,
+                                      until=partial(self._fails, before + accepted, first, check_from, objects,
+                                                    verify))
             text = before + accepted + body
             parsed, parse_problems, unparsed_calls = parse_tolerant(text, source="<model output>",
                                                                     from_line=first)
@@ -417,21 +426,34 @@ class ProgPromptPlanner:
         keep = lines[:2] if with_recovery else lines[:1]
         return "\n".join(keep) + "\n" if len(lines) > 1 else ""
 
-    def _generate(self, prompt: str, grammar: str | None, completions: list[Completion]) -> str:
+    def _generate(self, prompt: str, grammar: str | None, completions: list[Completion],
+                  until: Callable[[str], bool] | None = None) -> str:
         """The model's continuation of `prompt` (continued past the token cap from its last complete
-        statement, at most `max_continuations` times); appends each completion to `completions`."""
+        statement, at most `max_continuations` times); appends each completion to `completions`.
+
+        With `until`, the text is written in pieces of `CHECK_TOKENS` tokens (the same total) and writing
+        stops after the piece for whose complete statements `until(text)` is true."""
         body = ""
-        for attempt in range(self.max_continuations + 1):
+        step = min(CHECK_TOKENS, self.max_tokens) if until is not None else self.max_tokens
+        pieces = (self.max_continuations + 1) * -(-self.max_tokens // step)
+        for piece in range(1, pieces + 1):
             completion = self.llm.complete(
-                prompt + body, stop=STOPS, max_tokens=self.max_tokens, temperature=0.0,
+                prompt + body, stop=STOPS, max_tokens=step, temperature=0.0,
                 frequency_penalty=self.frequency_penalty, grammar=grammar, seed=self.seed)
             completions.append(completion)
             if completion.finish_reason != "length":
                 body += completion.text
                 break
             kept = complete_statements(completion.text)
-            if not kept or attempt == self.max_continuations:
-                body += kept
+            body += kept
+            if not kept or piece == pieces or (until is not None and until(body)):
                 break
-            body += kept + "\t"  # the next answer starts a new statement, as after the header
+            body += "\t"  # the next answer starts a new statement, as after the header
         return body.rstrip("\t")
+
+    def _fails(self, head: str, first: int, check_from: int, objects: Sequence[str], verify: Verifier,
+               body: str) -> bool:
+        """Whether the plan `head + body` has a failed action from line `check_from` on."""
+        parsed, _, _ = parse_tolerant(head + body, source="<model output>", from_line=first)
+        program, _, _ = keep_valid(parsed, self.space, objects, from_line=first)
+        return any(f.line >= check_from for f in verify(program))
