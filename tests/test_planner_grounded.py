@@ -142,17 +142,21 @@ def test_an_action_rejected_twice_at_one_place_is_not_offered_again(examples: di
 def test_writing_stops_at_the_first_piece_with_a_failure(examples: dict[str, str],
                                                          soap_task: HouseholdTask) -> None:
     # the model would go on for long; the plan is checked piece by piece and cut after the failing grab
-    cut = ("# 0: grab soap\n\tfind('bathroomcabinet')\n\tgrab('barsoap')\n\tfind('bathro", "length")
-    result, llm, env = plan(soap_task, [cut, "find('barsoap')\n", REST], examples)
-    assert len(llm.calls) == 3 and llm.calls[0]["max_tokens"] < 600
-    assert llm.calls[1]["prompt"].endswith("\tfind('bathroomcabinet')\n\t# " + rejection_comment(
+    # (the first answer is written whole, as in open-loop decoding; the rest after a replacement in pieces)
+    cut = ("open('bathroomcabinet')\n\tgrab('barsoap')\n\tfind('bathro", "length")
+    rest = "grab('barsoap')\n\tfind('bathroomcabinet')\n\tputin('barsoap', 'bathroomcabinet')\n"
+    answers = [FORGETS_TO_WALK, "find('bathroomcabinet')\n", cut, "find('barsoap')\n", rest]
+    result, llm, env = plan(soap_task, answers, examples)
+    assert len(llm.calls) == 5 and llm.calls[0]["max_tokens"] == 600 and llm.calls[2]["max_tokens"] < 600
+    assert llm.calls[3]["prompt"].endswith("\topen('bathroomcabinet')\n\t# " + rejection_comment(
         "grab('barsoap')", NOT_CLOSE) + "\n\t")
     trace = run(result.program, env, check=symbolic_check)
     assert trace.first_failure is None and "barsoap INSIDE bathroomcabinet" in env.conditions()
 
 
 def test_a_piece_without_failure_is_continued(examples: dict[str, str], soap_task: HouseholdTask) -> None:
-    pieces = [("# 0: find soap\n\tfind('barsoap')\n\tgra", "length"), REST]
+    pieces = [FORGETS_TO_WALK, "find('barsoap')\n", ("grab('barsoap')\n\tfind('bathroomcabinet')\n\tope", "length"),
+              "open('bathroomcabinet')\n\tputin('barsoap', 'bathroomcabinet')\n"]
     result, llm, _ = plan(soap_task, pieces, examples)
-    assert len(llm.calls) == 2 and result.repairs == 0
-    assert llm.calls[1]["prompt"].endswith("# 0: find soap\n\tfind('barsoap')\n\t")
+    assert len(llm.calls) == 4 and result.repairs == 1
+    assert llm.calls[3]["prompt"].endswith("\tfind('barsoap')\n\tgrab('barsoap')\n\tfind('bathroomcabinet')\n\t")

@@ -364,9 +364,9 @@ class ProgPromptPlanner:
         notes: list[str] = []
         rejected: list[str] = []
         while True:
-            if verify is None or len(rejected) >= self.repairs:
+            if verify is None or not rejected or len(rejected) >= self.repairs:
                 body = self._generate(prompt + accepted, grammar, completions)
-            else:  # stop writing as soon as a statement fails on the copy of the scene
+            else:  # after a replacement: stop writing as soon as a statement fails on the copy of the scene
                 body = self._generate(prompt + accepted, grammar, completions,
                                       until=partial(self._fails, before + accepted, first, check_from, objects,
                                                     verify))
