@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,9 @@ def progprompt_data(shared_data: Path) -> Path:
 @pytest.fixture(scope="session")
 def velma_data(shared_data: Path) -> Path:
     return shared_data / "velma"
+
+
+@pytest.fixture(scope="session")
+def examples(progprompt_data: Path) -> dict[str, str]:
+    """ProgPrompt's training plans (the example set the paper's prompts draw from)."""
+    return json.loads((progprompt_data / "pythonic_plans" / "train_complete_plan_set.json").read_text())

@@ -6,7 +6,6 @@ behaviour with recorded calls of the embedded 0.5B model (tests/cassettes/progpr
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,11 +39,6 @@ class ScriptedLLM:
 
     def count_tokens(self, text: str) -> int:
         return len(text) // 4
-
-
-@pytest.fixture(scope="module")
-def examples(progprompt_data: Path) -> dict[str, str]:
-    return json.loads((progprompt_data / "pythonic_plans" / "train_complete_plan_set.json").read_text())
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ embedded model."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,11 +40,6 @@ class ScriptedLLM:
 
     def count_tokens(self, text: str) -> int:
         return len(text) // 4
-
-
-@pytest.fixture(scope="module")
-def examples(progprompt_data: Path) -> dict[str, str]:
-    return json.loads((progprompt_data / "pythonic_plans" / "train_complete_plan_set.json").read_text())
 
 
 def planner(examples: dict[str, str], answers: list[tuple[str, str]] = (), **options: object) -> ProgPromptPlanner:

@@ -7,7 +7,6 @@ Re-record with `SITUATED_CASSETTE_MODE=record pytest tests/test_planner_replan.p
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,11 +40,6 @@ class ScriptedLLM:
 
     def count_tokens(self, text: str) -> int:
         return len(text) // 4
-
-
-@pytest.fixture(scope="module")
-def examples(progprompt_data: Path) -> dict[str, str]:
-    return json.loads((progprompt_data / "pythonic_plans" / "train_complete_plan_set.json").read_text())
 
 
 @pytest.fixture(scope="module")
