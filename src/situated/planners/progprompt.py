@@ -371,9 +371,7 @@ class ProgPromptPlanner:
                                       until=partial(self._fails, before + accepted, first, check_from, objects,
                                                     verify))
             text = before + accepted + body
-            parsed, parse_problems, unparsed_calls = parse_tolerant(text, source="<model output>",
-                                                                    from_line=first)
-            program, problems, dropped = keep_valid(parsed, self.space, objects, from_line=first)
+            program, problems, dropped = self._read(text, objects, first)
             if verify is None or len(rejected) >= self.repairs:
                 break
             failure = next((f for f in verify(program) if f.line >= check_from), None)
@@ -392,15 +390,19 @@ class ProgPromptPlanner:
             accepted = (kept + fix + "\t")[len(before):] if fix.strip() else ""
             if not fix.strip():  # the model ends the plan where the rejected statement was
                 text = kept.rstrip("\t")
-                parsed, parse_problems, unparsed_calls = parse_tolerant(text, source="<model output>",
-                                                                        from_line=first)
-                program, problems, dropped = keep_valid(parsed, self.space, objects, from_line=first)
+                program, problems, dropped = self._read(text, objects, first)
                 break
             check_from = fix_line = stmt.line
-        all_problems = tuple(parse_problems + problems)
         return PlanResult(program, text, tuple(completions), sum(c.completion_tokens for c in completions),
-                          sum(c.prompt_tokens for c in completions), all_problems, all_problems,
-                          dropped + unparsed_calls, prompt, tuple(rejected))
+                          sum(c.prompt_tokens for c in completions), problems, problems, dropped, prompt,
+                          tuple(rejected))
+
+    def _read(self, text: str, objects: Sequence[str], first: int) -> tuple[Program, tuple[str, ...], int]:
+        """Model text as a program: unparseable and invalid lines from line `first` on dropped; the problems
+        and how many action calls were dropped."""
+        parsed, parse_problems, unparsed_calls = parse_tolerant(text, source="<model output>", from_line=first)
+        program, problems, dropped = keep_valid(parsed, self.space, objects, from_line=first)
+        return program, tuple(parse_problems + problems), dropped + unparsed_calls
 
     def _replacement(self, prompt: str, notes: Sequence[str], objects: Sequence[str],
                      affordances: Mapping[str, Set[str]] | None, banned: Sequence[tuple[str, tuple[str, ...]]],
@@ -454,6 +456,5 @@ class ProgPromptPlanner:
     def _fails(self, head: str, first: int, check_from: int, objects: Sequence[str], verify: Verifier,
                body: str) -> bool:
         """Whether the plan `head + body` has a failed action from line `check_from` on."""
-        parsed, _, _ = parse_tolerant(head + body, source="<model output>", from_line=first)
-        program, _, _ = keep_valid(parsed, self.space, objects, from_line=first)
+        program, _, _ = self._read(head + body, objects, first)
         return any(f.line >= check_from for f in verify(program))
