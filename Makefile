@@ -28,10 +28,12 @@ demo: .stamp-demo
 
 test: .stamp-test
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports
 	$(BIN)/pytest
 
 lint: .stamp-test
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .stamp-demo .stamp-test .pytest_cache .ruff_cache

@@ -20,8 +20,9 @@ from pathlib import Path
 from situated.actions import PROGPROMPT_SPACE
 from situated.datasets.progprompt import load_example_plans, load_split
 from situated.envs.household import HouseholdEnv
-from situated.llm.base import load
-from situated.planners.progprompt import PlanResult, ProgPromptPlanner
+from situated.llm import load
+from situated.planners.base import PlanResult
+from situated.planners.progprompt import ProgPromptPlanner
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -27,8 +27,9 @@ from pathlib import Path
 from situated.datasets.map2seq import load_split
 from situated.envs.streets.env import NavInstance, StreetEnv
 from situated.envs.streets.oracle import gold_actions
-from situated.llm.base import load
-from situated.planners.velma import ACTION_GRAMMAR, VelmaAgent, choose_examples
+from situated.eval.navigation import velma_examples
+from situated.llm import load
+from situated.planners.velma import ACTION_GRAMMAR, VelmaAgent
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "velma"
@@ -44,17 +45,18 @@ def drive(env: StreetEnv, agent: VelmaAgent, instance: NavInstance, timed: set[i
     """Run `instance` on gold actions; time the agent's call at steps in `timed` (None: at every step)."""
     gold = gold_actions(env.graph, instance)
     agent.reset(instance)
-    observation = env.reset(instance)
+    env.reset(instance)
     times: dict[int, float] = {}
     call = 0
     while not env.done:
         call += 1
+        observation = env.observation
         prompt = agent.next_prompt(observation)
         if timed is None or call in timed:
             times[call] = ask(agent, prompt)
         action = gold[observation.step]
         agent.record(action)
-        observation = env.step(action).observation
+        env.step(action)
     return times
 
 
@@ -69,13 +71,13 @@ def main() -> None:
 
     dev = load_split(args.data / "map2seq_unseen", "dev")
     seen = load_split(args.data / "map2seq_seen", "dev")
-    examples = choose_examples(seen, seed=0)
+    examples = velma_examples(seen, seed=0)
     long_ones = [i for i in dev.instances if len(gold_actions(dev.graph, i)) > args.step + 1][: args.repeat]
     other = next(i for i in dev.instances if i not in long_ones)
     env = StreetEnv(dev.graph, max_steps=None)
     opts = {"n_threads": args.threads} if args.threads else {}
-    reuse = VelmaAgent(load(args.model, **opts), examples, graph=dev.graph)
-    scratch = VelmaAgent(load(args.model, reuse_prefix=False, **opts), examples, graph=dev.graph)
+    reuse = VelmaAgent(load(args.model, **opts), examples)
+    scratch = VelmaAgent(load(args.model, reuse_prefix=False, **opts), examples)
 
     first, late, first_cold, late_cold = [], [], [], []
     for rep, long_one in enumerate(long_ones):
@@ -118,14 +120,15 @@ def drive_prompt_tokens(env: StreetEnv, agent: VelmaAgent, instance: NavInstance
     """Prompt length in tokens at step 1 and at `step` (no model call besides tokenizing)."""
     gold = gold_actions(env.graph, instance)
     agent.reset(instance)
-    observation = env.reset(instance)
+    env.reset(instance)
     lengths: dict[str, int] = {}
     for call in range(1, step + 1):
+        observation = env.observation
         prompt = agent.next_prompt(observation)
         if call in (1, step):
             lengths[f"step{call}"] = agent.llm.count_tokens(prompt)
         agent.record(gold[observation.step])
-        observation = env.step(gold[observation.step]).observation
+        env.step(gold[observation.step])
     return lengths
 
 

@@ -33,3 +33,18 @@ def velma_data(shared_data: Path) -> Path:
 def examples(progprompt_data: Path) -> dict[str, str]:
     """ProgPrompt's training plans (the example set the paper's prompts draw from)."""
     return json.loads((progprompt_data / "pythonic_plans" / "train_complete_plan_set.json").read_text())
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that reads ../shared/data, so `pytest -m shared_data` (or `-m "not shared_data"`)
+    selects them and a user sees which ran."""
+    for item in items:
+        if "shared_data" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.shared_data)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say how many of the tests that passed read the real data in ../shared/data."""
+    passed = terminalreporter.stats.get("passed", [])
+    real = sum(1 for report in passed if "shared_data" in getattr(report, "keywords", {}))
+    terminalreporter.write_line(f"{real} of {len(passed)} passed tests read the real data in {SHARED_DATA}")

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from fakes import APARTMENT
 from situated.envs.household import HouseholdEnv
-from situated.interpreter import Limits, run
+from situated.interpreter import Limits, interpret
 from situated.program import parse
 from situated.trace import CheckEvent, SkipEvent, StepEvent, StopEvent, Trace
 
-SCENE = Path(__file__).resolve().parents[1] / "examples" / "scenes" / "apartment.json"
+SCENE = APARTMENT
 
 
 @pytest.fixture()
@@ -27,7 +27,7 @@ def program(body: str):
 
 
 def test_recovery_runs_only_when_the_assertion_fails(env):
-    trace = run(program("""
+    trace = interpret(program("""
 # 1: grab salmon
 assert('close' to 'salmon' )
 \telse: find('salmon')
@@ -44,7 +44,7 @@ assert('salmon' in 'hands' )
 
 
 def test_failed_action_is_recorded_with_its_reason_and_execution_continues(env):
-    trace = run(program("""
+    trace = interpret(program("""
 grab('salmon')
 find('salmon')
 grab('salmon')
@@ -57,7 +57,7 @@ grab('salmon')
 
 def test_subgoal_step_cap_skips_the_rest_of_a_subgoal_and_a_comment_resets_it(env):
     many = "\n".join(["walk('kitchen')"] * 12)
-    trace = run(program(f"# 1: pace\n{many}\n# 2: next\nwalk('bedroom')"), env, limits=Limits(subgoal_steps=10))
+    trace = interpret(program(f"# 1: pace\n{many}\n# 2: next\nwalk('bedroom')"), env, limits=Limits(subgoal_steps=10))
     skips = [e for e in trace if isinstance(e, SkipEvent)]
     assert len(skips) == 2 and "cap of 10" in skips[0].reason
     assert trace.attempted == 11  # 10 in the first sub-goal, 1 after the comment opened the next
@@ -65,14 +65,14 @@ def test_subgoal_step_cap_skips_the_rest_of_a_subgoal_and_a_comment_resets_it(en
 
 def test_operation_budget_stops_a_runaway_program(env):
     items = ", ".join(["'kitchen'", "'bedroom'"] * 30)
-    trace = run(program(f"for room in [{items}]:\n\tfor r in [{items}]:\n\t\twalk(r)"), env,
+    trace = interpret(program(f"for room in [{items}]:\n\tfor r in [{items}]:\n\t\twalk(r)"), env,
                 limits=Limits(subgoal_steps=10_000, operations=100))
     assert isinstance(trace.events[-1], StopEvent) and "budget" in trace.events[-1].reason
     assert trace.attempted < 100
 
 
 def test_stop_on_failure_stops_at_the_first_failed_action_for_replanning(env):
-    trace = run(program("grab('salmon')\nfind('salmon')"), env, limits=Limits(stop_on_failure=True))
+    trace = interpret(program("grab('salmon')\nfind('salmon')"), env, limits=Limits(stop_on_failure=True))
     assert trace.attempted == 1 and trace.stop is not None and trace.stop.line == 2
     assert trace.first_failure is not None and trace.first_failure.call == "grab('salmon')"
 
@@ -88,16 +88,16 @@ else:
 \tclose('fridge')
 """)
     assert env.holds(parse("def t():\n\tassert('fridge' is 'closed')\n").body[0].condition)
-    trace = run(plan, env)
+    trace = interpret(plan, env)
     assert [s.call for s in trace.steps] == ["find('salmon')", "find('apple')", "find('fridge')", "open('fridge')"]
     assert all(s.ok for s in trace.steps)
     # run again from the new state: the fridge is open now, so the else branch closes it
-    again = run(plan, env)
+    again = interpret(plan, env)
     assert again.steps[-1].call == "close('fridge')" and again.steps[-1].ok
 
 
 def test_trace_round_trips_through_json_lines(env, tmp_path):
-    trace = run(program("# 1: go\nwalk('kitchen')\nassert('close' to 'salmon')\n\telse: find('salmon')"), env)
+    trace = interpret(program("# 1: go\nwalk('kitchen')\nassert('close' to 'salmon')\n\telse: find('salmon')"), env)
     rows = [json.loads(line) for line in trace.to_jsonl().splitlines()]
     again = Trace.from_dicts(rows)
     assert again.events == trace.events
@@ -110,5 +110,5 @@ def test_example_plans_run_on_the_apartment_scene():
     for path in plans:
         env = HouseholdEnv.from_file(SCENE, seed=0)
         env.reset()
-        trace = run(parse(path.read_text(), source=str(path)), env)
+        trace = interpret(parse(path.read_text(), source=str(path)), env)
         assert trace.attempted > 0 and trace.exec_rate == 1.0, (path.name, trace.first_failure)

@@ -1,7 +1,7 @@
 """ActionSpace: the agent's API — primitives with typed parameters, taught behaviours, and the object vocabulary.
 
 An ActionSpace renders itself for each planner: ProgPrompt's import line, JSON tool schemas for tool-calling
-models; `situated.llm.grammar` builds decoding grammars from it. It is immutable; teaching returns a new space.
+models; `situated.program.grammar` builds decoding grammars from it. It is immutable; teaching returns a new space.
 """
 
 from __future__ import annotations
@@ -189,5 +189,15 @@ VIRTUALHOME_EXTRA_PRIMITIVES: tuple[Primitive, ...] = (
     _prim("wakeup", "Wake up."),
 )
 
+# VELMA's street-navigation actions (PROTOCOLS.md §2), each with the gloss its prompt shows.
+STREET_PRIMITIVES: tuple[Primitive, ...] = (
+    _prim("forward", "move ahead to the next spot along the street you are facing"),
+    _prim("left", "at an intersection, turn to face the street on your left"),
+    _prim("right", "at an intersection, turn to face the street on your right"),
+    _prim("turn_around", "turn to face the opposite direction"),
+    _prim("stop", "stop here because you have reached the goal"),
+)
+
 PROGPROMPT_SPACE = ActionSpace(PROGPROMPT_PRIMITIVES)
+STREET_SPACE = ActionSpace(STREET_PRIMITIVES)
 VIRTUALHOME_SPACE = ActionSpace(PROGPROMPT_PRIMITIVES + VIRTUALHOME_EXTRA_PRIMITIVES)

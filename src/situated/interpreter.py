@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from .envs.base import Environment
+from .envs.base import ConditionCheck, Environment, symbolic_check
 from .program import (
     Assert,
     Call,
@@ -27,8 +27,6 @@ from .program import (
 )
 from .trace import CheckEvent, Event, SkipEvent, StepEvent, StopEvent, SubgoalEvent, Trace
 
-ConditionCheck = Callable[[Condition, Environment], bool]
-
 
 @dataclass(frozen=True)
 class Limits:
@@ -37,11 +35,6 @@ class Limits:
     subgoal_steps: int = 10
     operations: int = 2000
     stop_on_failure: bool = False
-
-
-def symbolic_check(condition: Condition, env: Environment) -> bool:
-    """The exact assertion check: ask the environment's state."""
-    return env.holds(condition)
 
 
 class _Stop(Exception):
@@ -129,10 +122,12 @@ def _bind(args: tuple, bound: Mapping[str, str], line: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def run(program: Program, env: Environment, *, limits: Limits = Limits(),
-        check: ConditionCheck = symbolic_check, on_event: Callable[[Event], None] | None = None) -> Trace:
-    """Interpret `program` on `env` (already reset) and return its Trace; `on_event` sees each event as it happens."""
-    state = _Run(env, limits, check, on_event)
+def interpret(program: Program, env: Environment, *, limits: Limits = Limits(),
+              condition_check: ConditionCheck = symbolic_check,
+              on_event: Callable[[Event], None] | None = None) -> Trace:
+    """Interpret `program` on `env` (already reset) and return its Trace; `condition_check` judges assertions
+    and `if` conditions; `on_event` sees each event as it happens."""
+    state = _Run(env, limits, condition_check, on_event)
     try:
         state.block(program.body, {})
     except _Stop as stop:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any, ClassVar
+
+from .errors import DataError
 
 
 @dataclass(frozen=True)
@@ -73,16 +76,45 @@ class StopEvent(Event):
     line: int
 
 
-_KINDS: dict[str, type[Event]] = {c.kind: c for c in (SubgoalEvent, StepEvent, CheckEvent, SkipEvent, StopEvent)}
+@dataclass(frozen=True)
+class ObservationEvent(Event):
+    """What a step-wise agent was shown after a step (verbalized), e.g. "There is a 3-way intersection."."""
+
+    kind: ClassVar[str] = "observe"
+    text: str
+    step: int
 
 
-def event_from_dict(data: dict[str, Any]) -> Event:
-    """Rebuild an event from its JSON form."""
+_KINDS: dict[str, type[Event]] = {c.kind: c for c in (SubgoalEvent, StepEvent, CheckEvent, SkipEvent, StopEvent,
+                                                      ObservationEvent)}
+
+
+def event_from_dict(data: Any) -> Event:
+    """Rebuild an event from its JSON form; DataError naming the field when it is not one."""
+    if not isinstance(data, dict):
+        raise DataError(f"trace event: expected an object, got {type(data).__name__}")
     fields = dict(data)
-    cls = _KINDS[fields.pop("kind")]
-    if "changes" in fields:
-        fields["changes"] = tuple(fields["changes"])
+    kind = fields.pop("kind", None)
+    cls = _KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise DataError(f"trace event: unknown kind {kind!r} (known: {', '.join(sorted(_KINDS))})")
+    expected = {f.name: f.type for f in dataclass_fields(cls)}
+    if set(fields) - set(expected) or {n for n, f in cls.__dataclass_fields__.items()
+                                       if f.default is MISSING} - set(fields):
+        raise DataError(f"trace event {kind!r}: fields {sorted(fields)} do not match {sorted(expected)}")
+    for name, value in fields.items():
+        wanted = _FIELD_TYPES.get(expected[name], object)
+        if name == "changes":
+            if not isinstance(value, list | tuple) or not all(isinstance(c, str) for c in value):
+                raise DataError(f"trace event {kind!r}: field 'changes': expected a list of strings")
+            fields[name] = tuple(value)
+        elif not isinstance(value, wanted) or (wanted is int and isinstance(value, bool)):
+            raise DataError(f"trace event {kind!r}: field {name!r}: expected {expected[name]}, "
+                            f"got {type(value).__name__}")
     return cls(**fields)
+
+
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {"str": str, "int": int, "bool": bool}
 
 
 @dataclass

@@ -8,16 +8,18 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from ..actions import VIRTUALHOME_SPACE
 from ..envs.household import HouseholdEnv
 from ..errors import DataError
+from ..eval.household import HOUSEHOLD_METRICS
 from ..eval.replay import replay_split
-from ..interpreter import Limits, run
-from ..program import check, parse
+from ..eval.report import replay_table
+from ..eval.summary import summarize
+from ..interpreter import Limits, interpret
+from ..program import parse, require_valid
 from . import app
-from .render import TraceWriter
+from .render import TraceWriter, print_changes
 
 
 def read_plan(path: Path) -> bytes:
@@ -39,24 +41,17 @@ def run_command(
     """Run a plan program on a scene and show each step, its outcome and the state changes."""
     program = parse(read_plan(plan), source=str(plan))
     env = HouseholdEnv.from_file(scene, seed=seed)
-    check(program, VIRTUALHOME_SPACE, env.object_names())
+    require_valid(program, VIRTUALHOME_SPACE, env.object_names())
     env.reset()
     console = Console(highlight=False)
     before = env.conditions()
-    writer = TraceWriter(console, trace)
-    try:
-        result = run(program, env, limits=Limits(subgoal_steps=step_cap), on_event=writer)
-    finally:
-        writer.close()
+    with TraceWriter(console, trace) as writer:
+        result = interpret(program, env, limits=Limits(subgoal_steps=step_cap), on_event=writer)
     after = env.conditions()
-    console.print(
-        f"\n[bold]{program.name or plan.stem}[/bold]: {result.executed}/{result.attempted} steps executed "
-        f"(Exec {result.exec_rate:.2f}); {len(after - before)} conditions became true, {len(before - after)} ended."
-    )
-    for cond in sorted(after - before):
-        console.print(f"  [green]+ {cond}[/green]")
-    for cond in sorted(before - after):
-        console.print(f"  [red]- {cond}[/red]")
+    console.print(f"\n[bold]{program.name or plan.stem}[/bold]: {result.executed}/{result.attempted} steps executed "
+                  f"(Exec {result.exec_rate:.2f}); {len(after - before)} conditions became true, "
+                  f"{len(before - after)} ended.")
+    print_changes(console, before, after, ended=True)
 
 
 @app.command("replay")
@@ -72,20 +67,11 @@ def replay_command(
     from ..datasets.progprompt import load_split
 
     tasks = load_split(data_dir, split, initial_graph=initial_graph)
-    scores = replay_split(tasks, seed=seed)
+    episodes = replay_split(tasks, seed=seed)
     console = Console(highlight=False)
-    table = Table(title=f"replay of {split} ({len(tasks)} tasks)")
-    for col in ("#", "task", "steps", "Exec", "GCR", "success"):
-        table.add_column(col)
-    for i, s in enumerate(scores):
-        table.add_row(str(i), s.task, str(s.attempted), f"{s.exec_rate:.2f}", f"{s.gcr:.3f}",
-                      "[green]yes[/green]" if s.success else "[red]no[/red]")
-    console.print(table)
-    n = len(scores)
-    sr = sum(s.success for s in scores) / n
-    gcr_mean = sum(s.gcr for s in scores) / n
-    exec_mean = sum(s.exec_rate for s in scores) / n
-    console.print(f"SR {sr:.3f}  GCR {gcr_mean:.3f}  Exec {exec_mean:.3f}")
+    console.print(replay_table(episodes, f"replay of {split} ({len(tasks)} tasks)"))
+    s = summarize(episodes, HOUSEHOLD_METRICS)
+    console.print(f"SR {s['success'].mean:.3f}  GCR {s['gcr'].mean:.3f}  Exec {s['exec'].mean:.3f}")
     if as_json:
-        print(json.dumps({"split": split, "tasks": n, "sr": round(sr, 4), "gcr": round(gcr_mean, 4),
-                          "exec": round(exec_mean, 4)}))
+        print(json.dumps({"split": split, "tasks": s.tasks, "sr": round(s["success"].mean, 4),
+                          "gcr": round(s["gcr"].mean, 4), "exec": round(s["exec"].mean, 4)}))

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..llm.base import LLM, load
+from ..llm import LLM, load
 
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server (else OPENAI_BASE_URL).")]
 ThreadsOpt = Annotated[int | None, typer.Option("--threads", help="llama.cpp threads (default: all cores).")]

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,15 +22,24 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from ..datasets.map2seq import NavDataset, load_split
+from ..datasets.map2seq import NavDataset, examples_dir, load_split
 from ..envs.streets.env import DATASETS, MAX_STEPS, NavInstance, StreetEnv
 from ..envs.streets.graph import StreetGraph
-from ..envs.streets.visibility import FileVisibility, NoVisibility, VisibilitySource
+from ..envs.streets.visibility import NoVisibility, VisibilitySource
+from ..envs.streets.visibility_kinds import make_visibility
 from ..errors import SituatedError
-from ..eval.nav_runner import run_agent, run_episode, summarize_records
+from ..eval.navigation import (
+    evaluate_navigation,
+    navigation_config,
+    navigation_episode,
+    navigation_summary,
+    velma_examples,
+)
+from ..eval.report import draw_route, navigation_table
 from ..planners.nav_baselines import AGENTS, make_agent
 from . import app
 from .models import BaseUrlOpt, open_model
+from .progress import episode_progress
 
 navigate_app = typer.Typer(
     help="Street navigation (VELMA's Touchdown / Map2seq environment): run agents, draw routes.",
@@ -64,43 +72,6 @@ def _load(data: Path | None, split: str, dataset: str | None) -> NavDataset:
     if dataset is not None:
         _check_choice(dataset, DATASETS, "--dataset")
     return load_split(data, split, dataset)
-
-
-def _visibility(
-    landmarks: str, landmarks_file: Path | None, graph: StreetGraph | None = None, clip: dict[str, Any] | None = None
-) -> VisibilitySource:
-    _check_choice(landmarks, ("none", "file", "clip"), "--landmarks")
-    if landmarks == "none":
-        return NoVisibility()
-    if landmarks == "clip":
-        return _clip_visibility(graph, **(clip or {}))
-    if landmarks_file is None:
-        raise SituatedError("--landmarks file needs --landmarks-file F (a situated-visibility/1 JSON file)")
-    return FileVisibility.load(landmarks_file)
-
-
-def _clip_visibility(
-    graph: StreetGraph | None,
-    panoramas: Path | None = None,
-    stats: Path | None = None,
-    weights: Path | None = None,
-    model: str = "ViT-B-32",
-) -> VisibilitySource:
-    if panoramas is None or stats is None or weights is None:
-        raise SituatedError("--landmarks clip needs --panoramas DIR, --clip-stats F and --clip-weights F")
-    from ..envs.streets.clip_visibility import ClipVisibility, LandmarkStats, OpenClipScorer
-
-    centers = {p: float(n.yaw) for p, n in graph.nodes.items()} if graph is not None else None
-    return ClipVisibility(OpenClipScorer(model, weights), panoramas, LandmarkStats.load(stats), centers=centers)
-
-
-def _examples_dir(data: Path, dataset: str) -> Path:
-    """Training-area examples: the sibling `<dataset>_seen` directory, else Map2seq's."""
-    parent = data.resolve().parent
-    for name in (f"{dataset}_seen", "map2seq_seen"):
-        if (parent / name / "data").is_dir():
-            return parent / name
-    raise SituatedError(f"no {dataset}_seen directory beside {data}; give --examples-data DIR")
 
 
 def _agent_label(agent: str, seed: int, model: str | None) -> str:
@@ -170,64 +141,46 @@ def navigate(
     if limit is not None and limit < 1:
         raise SituatedError("--limit must be at least 1")
     loaded = _load(data, split, dataset)
-    clip = {"panoramas": panoramas, "stats": clip_stats, "weights": clip_weights, "model": clip_model}
-    visibility = _visibility(landmarks, landmarks_file, loaded.graph, clip)
+    visibility = make_visibility(landmarks, file=landmarks_file, panoramas=panoramas, stats=clip_stats,
+                                 weights=clip_weights, model=clip_model,
+                                 centers={p: float(n.yaw) for p, n in loaded.graph.nodes.items()})
     instances = loaded.instances[:limit] if limit is not None else loaded.instances
     llm = None
     if agent == "llm" or extract_landmarks:
         if not model:
             who = "the llm agent needs" if agent == "llm" else "--extract-landmarks needs"
             raise SituatedError(f"{who} a model: --model URI (e.g. llamacpp:qwen2.5-coder-1.5b)")
-        llm = open_model(
-        model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
+        llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
     if extract_landmarks and llm is not None:
         from ..planners.landmarks import LandmarkExtractor, with_landmarks
 
         with Console(stderr=True).status("extracting landmarks"):
             instances = tuple(with_landmarks(instances, LandmarkExtractor(llm)))
-    opts: dict[str, Any] = {"graph": loaded.graph, "seed": seed}
+    opts: dict[str, Any] = {"graph": loaded.graph, "seed": seed, "llm": llm}
     if agent == "llm" and data is not None:
-        opts["llm"] = llm
         with Console(stderr=True).status("replaying example routes"):
-            opts["examples_data"] = load_split(examples_data or _examples_dir(data, loaded.name), "dev")
+            examples_source = load_split(examples_data or examples_dir(data, loaded.name), "dev")
+            opts["examples"] = velma_examples(examples_source, seed=seed)
     nav_agent = make_agent(agent, **opts)
-    out_file = None
+    store = None
     if out is not None:
         label = _agent_label(agent, seed, model) + ("-extracted" if extract_landmarks else "")
-        out_file = out / f"{loaded.name}_{split}_{label}.jsonl"
-
-    stderr = Console(stderr=True)
-    with Progress(
-        TextColumn(f"{loaded.name} {split} · {agent}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=stderr,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("episodes", total=len(instances))
-        records = run_agent(
-            _env(loaded.graph, agent, visibility),
-            nav_agent,
-            instances,
-            out_file,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-        )
-    summary = summarize_records(records)
-
+        store = out / f"{loaded.name}_{split}_{label}"
+    config = navigation_config(
+        loaded.instances, dataset=loaded.name, split=split, data=str(data.resolve()) if data else None, agent=agent,
+        model=model if agent == "llm" or extract_landmarks else None, base_url=base_url, seed=seed,
+        landmarks=landmarks, landmarks_file=str(landmarks_file) if landmarks_file else None,
+        examples_data=str(examples_data) if examples_data else None, extract_landmarks=extract_landmarks)
+    with episode_progress(Console(stderr=True), f"{loaded.name} {split} · {agent}", quiet=as_json) as progress:
+        episodes = evaluate_navigation(_env(loaded.graph, agent, visibility), nav_agent, instances, out=store,
+                                       config=config, on_progress=progress)
+    summary = navigation_summary(episodes)
     console = Console()
-    table = Table(title=f"{loaded.name} {split} — {agent} agent ({summary.n} episodes)")
-    for column in ("TC %", "SPD", "KPA %", "KPA corrected %"):
-        table.add_column(column, justify="right")
-    table.add_row(
-        f"{summary.tc:.1f}", f"{summary.spd:.1f}", f"{summary.kpa:.1f}", f"{summary.kpa_corrected:.1f}"
-    )
-    console.print(table)
-    if out_file is not None:
-        console.print(f"episodes: {out_file}")
+    console.print(navigation_table(summary, f"{loaded.name} {split} — {agent} agent ({summary['n']} episodes)"))
+    if store is not None:
+        console.print(f"episodes: {store / 'episodes.jsonl'}")
     if as_json:
-        values = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in summary.as_dict().items()}
-        print(json.dumps(values))
+        print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in summary.items()}))
 
 
 def _find(loaded: NavDataset, instance_id: str) -> NavInstance:
@@ -235,61 +188,6 @@ def _find(loaded: NavDataset, instance_id: str) -> NavInstance:
         if instance.id == instance_id:
             return instance
     raise SituatedError(f"no instance with id {instance_id} in {loaded.name} {loaded.split}")
-
-
-def _draw(graph: StreetGraph, gold: list[str], path: list[str], title: str, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.collections import LineCollection
-
-    shown = [graph.nodes[p] for p in gold + path]
-    lat_lo, lat_hi = min(n.lat for n in shown), max(n.lat for n in shown)
-    lng_lo, lng_hi = min(n.lng for n in shown), max(n.lng for n in shown)
-    margin = max(lat_hi - lat_lo, lng_hi - lng_lo, 0.001) * 0.15
-    lat_lo, lat_hi, lng_lo, lng_hi = lat_lo - margin, lat_hi + margin, lng_lo - margin, lng_hi + margin
-
-    def inside(panoid: str) -> bool:
-        node = graph.nodes[panoid]
-        return lat_lo <= node.lat <= lat_hi and lng_lo <= node.lng <= lng_hi
-
-    segments = []
-    for panoid, node in graph.nodes.items():
-        if not inside(panoid):
-            continue
-        for neighbour in graph.out_edges(panoid).values():
-            other = graph.nodes[neighbour]
-            segments.append([(node.lng, node.lat), (other.lng, other.lat)])
-
-    figure, axes = plt.subplots(figsize=(8, 8))
-    axes.add_collection(LineCollection(segments, colors="#c8c8c8", linewidths=0.8, zorder=1))
-    for route, colour, width, style, label in (
-        (gold, "#2a9d3a", 4.0, "-", "gold route"),
-        (path, "#d62828", 2.0, "--", "agent path"),
-    ):
-        xs = [graph.nodes[p].lng for p in route]
-        ys = [graph.nodes[p].lat for p in route]
-        axes.plot(xs, ys, style, color=colour, linewidth=width, label=label, zorder=2)
-    start, target, stop = graph.nodes[gold[0]], graph.nodes[gold[-1]], graph.nodes[path[-1]]
-    axes.scatter([start.lng], [start.lat], s=80, c="#1d3557", marker="o", label="start", zorder=3)
-    axes.scatter([target.lng], [target.lat], s=180, c="#2a9d3a", marker="*", label="target", zorder=3)
-    axes.scatter([stop.lng], [stop.lat], s=80, c="#d62828", marker="X", label="agent stop", zorder=3)
-    axes.set_xlim(lng_lo, lng_hi)
-    axes.set_ylim(lat_lo, lat_hi)
-    axes.set_aspect(1 / max(0.1, math.cos(math.radians(start.lat))))
-    axes.ticklabel_format(useOffset=False, style="plain")
-    axes.set_xlabel("longitude")
-    axes.set_ylabel("latitude")
-    axes.set_title(title)
-    axes.legend(loc="best")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        figure.savefig(out, dpi=120, bbox_inches="tight")
-    except OSError as err:
-        raise SituatedError(f"cannot write {out}: {err.strerror or err}") from None
-    finally:
-        plt.close(figure)
 
 
 @navigate_app.command("show")
@@ -306,14 +204,16 @@ def show(
     _check_choice(agent, AGENTS, "--agent")
     loaded = _load(data, split, dataset)
     instance = _find(loaded, instance_id)
+    if agent == "llm":
+        raise SituatedError("navigate show draws the gold, forward or random agent (an LLM episode: use --out "
+                            "with navigate and a report)")
     nav_agent = make_agent(agent, graph=loaded.graph, seed=seed)
-    record = run_episode(_env(loaded.graph, agent, NoVisibility()), nav_agent, instance)
-    title = (
-        f"{loaded.name} {split} #{instance.id} — {agent}: TC {'yes' if record['tc'] else 'no'}, "
-        f"SPD {record['spd']}, KPA {100 * record['kpa']:.0f}%"
-    )
-    _draw(loaded.graph, list(instance.route), record["pano_path"], title, out)
-    Console().print(f"{title}\nwrote {out}")
+    episode = navigation_episode(_env(loaded.graph, agent, NoVisibility()), nav_agent, instance)
+    m = episode.metrics
+    title = (f"{loaded.name} {split} #{instance.id} — {agent}: TC {'yes' if m['tc'] else 'no'}, "
+             f"SPD {m['spd']:.0f}, KPA {100 * m['kpa']:.0f}%")
+    written = draw_route(loaded.graph, instance.route, episode.details["pano_path"], title, out)
+    Console().print(f"{title}\nwrote {written}")
 
 
 @navigate_app.command("landmarks")

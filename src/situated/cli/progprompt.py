@@ -3,41 +3,32 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from ..actions import PROGPROMPT_SPACE
+from ..datasets.progprompt import load_example_plans
 from ..envs.household import HouseholdEnv
 from ..errors import DataError, SituatedError
-from ..eval.metrics import Stat
-from ..eval.runner import EPISODES_FILE, episodes_by_task, evaluate, read_episodes
-from ..interpreter import Limits
-from ..llm.base import LLM
+from ..eval.household import evaluate_household, household_config, plan_and_run
+from ..eval.report import household_line, household_summary, household_table
+from ..eval.store import fingerprint
 from ..planners.assertion_check import ASSERT_CHECKS, assertion_check
-from ..planners.grounded import DEFAULT_REPAIRS, simulator_verifier
-from ..planners.langprompt import LangPromptPlanner
-from ..planners.progprompt import ABLATIONS, ProgPromptPlanner
-from ..planners.replan import execute
-from ..program import format as format_program
+from ..planners.factory import household_planner_factory
+from ..planners.feedback import DEFAULT_REPAIRS
+from ..program import format_program
 from . import app
 from .models import BaseUrlOpt, ThreadsOpt, open_model
-from .render import TraceWriter
+from .progress import episode_progress
+from .render import TraceWriter, print_changes
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 DEFAULT_EXAMPLES_DIR = Path("examples/plans")
+REPAIRS_HELP = ("Grounded decoding: rewrite the plan up to N times from an action a private copy of the scene "
+                "rejects (0: the paper's open-loop decoding).")
 
 
 def _eval_app() -> typer.Typer:
@@ -53,50 +44,15 @@ def _eval_app() -> typer.Typer:
 eval_app = _eval_app()
 
 
-def _examples(path: Path | None, data_dir: Path | None = None) -> dict[str, str]:
-    from ..datasets.progprompt import load_example_plans
-
-    if path is None:
-        shared = data_dir / "pythonic_plans" / "train_complete_plan_set.json" if data_dir else None
-        path = shared if shared is not None and shared.is_file() else DEFAULT_EXAMPLES_DIR
-        if not path.exists():
-            raise DataError(f"no example plans at {path}; give --examples-file")
-    return load_example_plans(path)
-
-
-def _planner_factory(llm: LLM, examples: dict[str, str], *, n_examples: int, ablation: str, grammar: bool,
-                     langprompt: bool, seed: int, repairs: int = 0) -> Callable[[], Any]:
-    if ablation not in ABLATIONS:
-        raise SituatedError(f"--ablation must be one of {', '.join(ABLATIONS)}, not {ablation!r}")
-
-    def make() -> Any:
-        if langprompt:
-            return LangPromptPlanner(llm, PROGPROMPT_SPACE, examples, n_examples=n_examples, seed=seed)
-        return ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, n_examples=n_examples, seed=seed,
-                                 ablation=ablation, constrained=grammar, repairs=repairs)
-
-    make()  # fail early on bad settings (too many examples, ...)
-    return make
-
-
-def _goals(tasks_file: Path | None, task: str) -> list[str] | None:
-    if tasks_file is None:
-        return None
-    try:
-        rows = json.loads(tasks_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{tasks_file}: cannot read tasks ({exc})") from None
-    if not isinstance(rows, list):
-        raise DataError(f"{tasks_file}: expected a list of {{'task', 'goal'}} objects")
-    for i, row in enumerate(rows):
-        if not isinstance(row, dict) or not isinstance(row.get("task"), str):
-            raise DataError(f"{tasks_file}: item {i}: expected an object with a 'task' string")
-        if row["task"].strip().lower() == task.strip().lower():
-            goal = row.get("goal", [])
-            if not isinstance(goal, list) or not all(isinstance(g, str) for g in goal):
-                raise DataError(f"{tasks_file}: item {i} field 'goal': expected a list of condition strings")
-            return goal
-    return None
+def _examples_path(path: Path | None, data_dir: Path | None = None) -> Path:
+    """The example plans to use: the given file or folder, else the data's plan set, else examples/plans."""
+    if path is not None:
+        return path
+    shared = data_dir / "pythonic_plans" / "train_complete_plan_set.json" if data_dir else None
+    path = shared if shared is not None and shared.is_file() else DEFAULT_EXAMPLES_DIR
+    if not path.exists():
+        raise DataError(f"no example plans at {path}; give --examples-file")
+    return path
 
 
 @app.command("plan")
@@ -114,61 +70,46 @@ def plan_command(
     no_grammar: Annotated[bool, typer.Option("--no-grammar", help="Decode without the grammar.")] = False,
     assert_check: Annotated[str, typer.Option("--assert-check", help="symbolic or llm.")] = "symbolic",
     replan: Annotated[int, typer.Option(help="Replan up to N times after a failed action.")] = 0,
-    repairs: Annotated[int, typer.Option(
-        help="Grounded decoding: rewrite the plan up to N times from an action a private copy of the scene "
-             "rejects (0: the paper's open-loop decoding).")] = DEFAULT_REPAIRS,
+    repairs: Annotated[int, typer.Option(help=REPAIRS_HELP)] = DEFAULT_REPAIRS,
     cassette: Annotated[Path | None, typer.Option(help="Record/replay LLM calls in this file.")] = None,
     cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "auto",
     seed: Annotated[int, typer.Option(help="Seed for grounding and example sampling.")] = 0,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write the trace here as JSON lines.")] = None,
 ) -> None:
     """Write a plan for TASK with an LLM, run it on the scene and show which goal conditions hold."""
+    from ..datasets.task_goals import goals_for
+
     console = Console(highlight=False)
-    goals = _goals(tasks, task)
+    goals = goals_for(tasks, task) if tasks is not None else None
     env = HouseholdEnv.from_file(scene, seed=seed)
     env.reset()
-    objects = env.object_names()
-    plans = _examples(examples_file)
+    plans = load_example_plans(_examples_path(examples_file))
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
-    planner = _planner_factory(llm, plans, n_examples=examples, ablation=ablation, grammar=not no_grammar,
-                               langprompt=False, seed=seed, repairs=repairs)()
-    check = assertion_check(assert_check, llm)
-    verify = simulator_verifier(HouseholdEnv.from_file(scene, seed=seed)) if repairs > 0 else None
+    planner = household_planner_factory(llm, plans, n_examples=examples, ablation=ablation, grammar=not no_grammar,
+                                        seed=seed, max_repairs=repairs)()
+    before = env.conditions()
     with console.status("planning..."):
-        result = planner.plan(task, objects, affordances=env.object_properties(), verify=verify)
+        done = plan_and_run(planner, task, env, verifier_env=HouseholdEnv.from_file(scene, seed=seed),
+                            condition_check=assertion_check(assert_check, llm), replan=replan)
+    result = done.plans[0]
     console.print(f"[bold]plan[/bold] ({result.tokens} tokens, {result.seconds:.1f} s)")
     console.print(escape(format_program(result.program)), highlight=False)
     for problem in result.problems:
         console.print(f"[yellow]dropped: {escape(problem)}[/yellow]")
     for rejected in result.rejected:
         console.print(f"[yellow]rewritten from {escape(rejected)}[/yellow]")
-    before = env.conditions()
-    writer = TraceWriter(console, trace)
-    try:
-        done = execute(result, env, planner=planner, task_name=task, objects=objects, replan=replan,
-                       check=check, limits=Limits(), affordances=env.object_properties(), verify=verify)
+    with TraceWriter(console, trace) as writer:
         for event in done.trace:
             writer(event)
-    finally:
-        writer.close()
     after = env.conditions()
-    run_trace = done.trace
-    console.print(f"\n{run_trace.executed}/{run_trace.attempted} steps executed "
-                  f"(Exec {run_trace.exec_rate:.2f})"
+    console.print(f"\n{done.trace.executed}/{done.trace.attempted} steps executed (Exec {done.trace.exec_rate:.2f})"
                   + (f", {done.replans} replans" if done.replans else ""))
     if goals is None:
-        for cond in sorted(after - before):
-            console.print(f"  [green]+ {escape(cond)}[/green]")
+        print_changes(console, before, after)
         return
-    held = [g for g in goals if g in after]
     for goal in goals:
         console.print(f"  {'[green]✓' if goal in after else '[red]✗'} {escape(goal)}[/]")
-    console.print(f"goal conditions: {len(held)}/{len(goals)}")
-
-
-def _stat_text(values: list[float]) -> str:
-    mean = sum(values) / len(values)
-    return str(Stat(mean, (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5))
+    console.print(f"goal conditions: {sum(g in after for g in goals)}/{len(goals)}")
 
 
 @eval_app.command("progprompt")
@@ -188,9 +129,7 @@ def eval_progprompt(
         "--examples-file", help="Example plans (default: the data's plan set).")] = None,
     assert_check: Annotated[str, typer.Option("--assert-check", help="symbolic or llm.")] = "symbolic",
     replan: Annotated[int, typer.Option(help="Replan up to N times after a failed action.")] = 0,
-    repairs: Annotated[int, typer.Option(
-        help="Grounded decoding: rewrite the plan up to N times from an action a private copy of the scene "
-             "rejects (0: the paper's open-loop decoding).")] = DEFAULT_REPAIRS,
+    repairs: Annotated[int, typer.Option(help=REPAIRS_HELP)] = DEFAULT_REPAIRS,
     no_grammar: Annotated[bool, typer.Option("--no-grammar", help="Decode without the grammar.")] = False,
     langprompt: Annotated[bool, typer.Option("--langprompt", help="Run the LangPrompt baseline.")] = False,
     cassette: Annotated[Path | None, typer.Option(help="Record/replay LLM calls in this file.")] = None,
@@ -209,58 +148,33 @@ def eval_progprompt(
         raise SituatedError("--jobs must be 1 with an embedded model (one model per process)")
     if langprompt and replan:
         raise SituatedError("--replan needs ProgPrompt (LangPrompt plans are not programs)")
-    if repairs < 0:
-        raise SituatedError(f"--repairs must be >= 0, got {repairs}")
+    if limit is not None and limit < 1:
+        raise SituatedError(f"--limit must be >= 1, got {limit}")
     repairs = 0 if langprompt else repairs  # LangPrompt is the paper's open-loop baseline
-    tasks = load_split(data, split, initial_graph=initial_graph)
-    if limit is not None:
-        if limit < 1:
-            raise SituatedError(f"--limit must be >= 1, got {limit}")
-        tasks = tasks[:limit]
-    plans = _examples(examples_file, data)
+    all_tasks = load_split(data, split, initial_graph=initial_graph)
+    tasks = all_tasks[:limit] if limit is not None else all_tasks
+    examples_path = _examples_path(examples_file, data)
+    plans = load_example_plans(examples_path)
     variant = "langprompt" if langprompt else (f"progprompt-{ablation}{'-nogrammar' if no_grammar else ''}"
                                                f"{f'-grounded{repairs}' if repairs else ''}")
     out = out or Path("runs") / f"{split}-{variant}-{model.replace(':', '_').replace('/', '_')}"
-    settings = {"model": model, "planner": "langprompt" if langprompt else "progprompt", "ablation": ablation,
-                "examples": examples, "grammar": not no_grammar, "split": split, "repairs": repairs}
+    config = household_config(
+        all_tasks, model=model, base_url=base_url, planner="langprompt" if langprompt else "progprompt",
+        ablation=ablation, examples=examples, example_plans=fingerprint(plans), grammar=not no_grammar,
+        split=split, data=str(data.resolve()), initial_graph=str(initial_graph.resolve()) if initial_graph else None,
+        repairs=repairs, assert_check=assert_check)
     err = Console(stderr=True)
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
                      console=err)
-    factory = _planner_factory(llm, plans, n_examples=examples, ablation=ablation, grammar=not no_grammar,
-                               langprompt=langprompt, seed=seed, repairs=repairs)
-    already = len(read_episodes(out / EPISODES_FILE))
-    with Progress(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(), TimeRemainingColumn(),
-                  console=err, transient=True) as progress:
-        total = len(tasks) * runs
-        bar = progress.add_task(f"{split} × {runs}", total=total, completed=min(already, total))
-
-        def on_progress(done: int, total: int, record: dict[str, Any]) -> None:
-            progress.update(bar, completed=done, description=f"{split}: {record['task']}")
-
-        summary = evaluate(tasks, factory, runs=runs, out_dir=out, jobs=jobs, assert_check=assert_check,
-                           replan=replan, seed=seed, on_progress=on_progress, settings=settings)
-    records = [r for r in read_episodes(out / EPISODES_FILE) if r["run"] < runs
-               and any(t.index == r["task_index"] for t in tasks)]
+    factory = household_planner_factory(llm, plans, n_examples=examples, ablation=ablation, grammar=not no_grammar,
+                                        langprompt=langprompt, seed=seed, max_repairs=repairs)
+    with episode_progress(err, f"{split} × {runs}", quiet=as_json) as on_progress:
+        episodes = evaluate_household(tasks, factory, runs=runs, out=out, config=config, jobs=jobs,
+                                      condition_check=lambda planner: assertion_check(assert_check, planner.llm),
+                                      replan=replan, seed=seed, on_progress=on_progress)
     console = Console(highlight=False)
-    table = Table(title=f"{variant} on {split} with {model} ({runs} run{'s' if runs > 1 else ''})")
-    for col in ("#", "task", "SR", "GCR", "Exec", "steps", "unknown", "dropped"):
-        table.add_column(col)
-    for name, rows in episodes_by_task(records):
-        table.add_row(str(rows[0]["task_index"]), name, _stat_text([float(r["success"]) for r in rows]),
-                      _stat_text([r["gcr"] for r in rows]), _stat_text([r["exec"] for r in rows]),
-                      str(round(sum(r["attempted"] for r in rows) / len(rows), 1)),
-                      str(sum(r["unknown"] for r in rows)), str(sum(r["dropped"] for r in rows)))
-    console.print(table)
-    unknown = sum(r["unknown"] for r in records)
-    dropped = sum(r["dropped"] for r in records)
-    console.print(f"SR {summary.sr}  GCR {summary.gcr}  Exec {summary.exec}  "
-                  f"unknown actions/objects {unknown}  dropped calls {dropped}  → {out / EPISODES_FILE}")
+    console.print(household_table(episodes, f"{variant} on {split} with {model} ({runs} run{'s' if runs > 1 else ''})"))
+    console.print(f"{household_line(episodes)}  → {out}")
     if as_json:
-        d = summary.to_dict()
-        print(json.dumps({"sr": d["sr"], "sr_std": d["sr_std"], "gcr": d["gcr"], "exec": d["exec"],
-                          "tasks": d["tasks"], "runs": d["runs"], "gcr_std": d["gcr_std"],
-                          "exec_std": d["exec_std"], "precision": d["precision"], "unknown": unknown,
-                          "dropped": dropped, "replans": sum(r["replans"] for r in records),
-                          "repairs": sum(r.get("repairs", 0) for r in records),
-                          "tokens": sum(r["tokens"] for r in records), "split": split, "model": model,
-                          "variant": variant, "out": str(out)}))
+        print(json.dumps({**household_summary(episodes), "split": split, "model": model, "variant": variant,
+                          "out": str(out)}))

@@ -15,10 +15,8 @@ from pathlib import Path
 
 from ..envs.streets.env import DATASETS, NavInstance
 from ..envs.streets.graph import StreetGraph, load_graph
+from ..envs.streets.landmarks import filter_landmarks
 from ..errors import DataError
-
-#: Generic items the landmark extractor lists that are no landmarks (dropped, as in VELMA).
-GENERIC_LANDMARKS = frozenset({"traffic lights", "double lights", "a building", "a large building"})
 
 
 @dataclass(frozen=True)
@@ -51,18 +49,6 @@ def detect_dataset(directory: str | Path) -> str:
     raise DataError(
         f"{path}: cannot tell whether this is map2seq or touchdown data; pass the dataset explicitly"
     )
-
-
-def filter_landmarks(unfiltered: list[str]) -> tuple[str, ...]:
-    """Drop empty, duplicate and generic items (intersections, side streets, lights, "a building")."""
-    kept: list[str] = []
-    for item in unfiltered:
-        name = item.strip()
-        if not name or "intersection" in name or "side street" in name or name in GENERIC_LANDMARKS:
-            continue
-        if name not in kept:
-            kept.append(name)
-    return tuple(kept)
 
 
 def load_landmarks(path: str | Path) -> dict[str, tuple[str, ...]]:
@@ -185,3 +171,12 @@ def load_split(
     source = Path(landmarks_file) if landmarks_file is not None else default_landmarks_file(path, name)
     landmarks = load_landmarks(source) if source is not None else {}
     return NavDataset(name, split, graph, tuple(load_instances(instance_file, graph, name, landmarks)))
+
+
+def examples_dir(data: Path, dataset: str) -> Path:
+    """Where training-area example routes are: the sibling `<dataset>_seen` directory, else Map2seq's."""
+    parent = Path(data).resolve().parent
+    for name in (f"{dataset}_seen", "map2seq_seen"):
+        if (parent / name / "data").is_dir():
+            return parent / name
+    raise DataError(f"no {dataset}_seen directory beside {data}; give --examples-data DIR")

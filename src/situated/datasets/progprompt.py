@@ -59,6 +59,15 @@ class HouseholdTask:
     final_graph: dict | None = field(default=None, repr=False, compare=False)
     source: str = ""
 
+    @property
+    def task_id(self) -> str:
+        """Unique within the split: its index and name (`3:microwave salmon`)."""
+        return f"{self.index}:{self.name}"
+
+    @property
+    def instruction(self) -> str:
+        return self.name
+
 
 def available_splits(data_dir: Path) -> tuple[str, ...]:
     """The splits of SPLITS whose task files exist under `data_dir`, in SPLITS order."""

@@ -9,10 +9,11 @@ from ..envs.household import HouseholdEnv
 from ..envs.household.conditions import class_conditions
 from ..envs.household.script import parse_script
 from ..errors import DataError
-from .metrics import EpisodeScore, score_episode
+from .episode import Episode
+from .household_metrics import as_metrics, score_episode
 
 
-def replay_task(task: HouseholdTask, *, seed: int = 0, run: int = 0, derived_states: bool = True) -> EpisodeScore:
+def replay_task(task: HouseholdTask, *, seed: int = 0, run: int = 0, derived_states: bool = True) -> Episode:
     """Run one task's grounded script from its initial graph and score the result against its final graph.
 
     `derived_states=False` leaves out ProgPrompt's HEATED/WASHED/USED rules, as VirtualHome's executor does.
@@ -27,10 +28,12 @@ def replay_task(task: HouseholdTask, *, seed: int = 0, run: int = 0, derived_sta
     for step in parse_script(task.script, source=task.source):
         attempted += 1
         executed += env.step_ids(step.action, step.ids).ok
-    return score_episode(task.name, run, initial, class_conditions(task.final_graph), env.conditions(),
-                         executed, attempted)
+    score = score_episode(task.name, run, initial, class_conditions(task.final_graph), env.conditions(),
+                          executed, attempted)
+    return Episode(task.task_id, task.name, run, as_metrics(score),
+                   details={"attempted": attempted, "executed": executed, "missing": list(score.missing)})
 
 
-def replay_split(tasks: Sequence[HouseholdTask], *, seed: int = 0, derived_states: bool = True) -> list[EpisodeScore]:
+def replay_split(tasks: Sequence[HouseholdTask], *, seed: int = 0, derived_states: bool = True) -> list[Episode]:
     """Replay every task of a split, in order."""
     return [replay_task(t, seed=seed, derived_states=derived_states) for t in tasks]

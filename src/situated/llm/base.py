@@ -1,4 +1,4 @@
-"""The LLM protocol every backend implements, its value types, and `load(uri)` that picks a backend by URI."""
+"""The LLM protocol every backend implements, its value types, and checking JSON answers against a schema."""
 
 from __future__ import annotations
 
@@ -53,29 +53,6 @@ class LLM(Protocol):
     ) -> Any: ...
 
     def count_tokens(self, text: str) -> int: ...
-
-
-def load(uri: str, **opts: Any) -> LLM:
-    """Open a backend by URI.
-
-    - `llamacpp:qwen2.5-coder-1.5b` / `llamacpp:qwen2.5-coder-0.5b`: embedded model assembled from PyPI parts;
-      `llamacpp:/path/to/model.gguf`: any local GGUF. Options: n_ctx, n_threads, seed, progress, state_cache.
-    - `openai:<model>`: any OpenAI-compatible server. Options: base_url, api_key, timeout, retries.
-
-    Record/replay is not a URI: wrap a backend with `situated.llm.cassette.wrap`.
-    """
-    scheme, sep, rest = uri.partition(":")
-    if not sep or not rest:
-        raise BackendError(f"bad model uri {uri!r}: expected 'llamacpp:<name|path.gguf>' or 'openai:<model>'")
-    if scheme == "llamacpp":
-        from situated.llm.llamacpp import LlamaCppLLM
-
-        return LlamaCppLLM(rest, **opts)
-    if scheme == "openai":
-        from situated.llm.openai import OpenAILLM
-
-        return OpenAILLM(rest, **opts)
-    raise BackendError(f"bad model uri {uri!r}: unknown backend {scheme!r} (known: llamacpp, openai)")
 
 
 def parse_json(text: str, schema: dict, where: str) -> Any:

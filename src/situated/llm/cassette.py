@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from situated.errors import BackendError
-from situated.llm.base import LLM, Completion, load
+from situated.llm import load
+from situated.llm.base import LLM, Completion
 
 MODES = ("replay", "record", "auto")
 

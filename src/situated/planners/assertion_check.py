@@ -8,16 +8,14 @@ is constrained to `True` or `False` by a one-line grammar.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from ..envs.base import ConditionCheck, Environment, symbolic_check
+from ..errors import SituatedError
+from ..llm.base import LLM
+from ..program import Condition, condition_text
 
-from situated.envs.base import Environment
-from situated.errors import SituatedError
-from situated.interpreter import symbolic_check
-from situated.llm.base import LLM
-from situated.llm.grammar import BOOL_GRAMMAR
-from situated.program import Condition, condition_text
+BOOL_GRAMMAR = 'root ::= " "? ("True" | "False")\n'
+"""GBNF for a one-word True/False answer, optionally after a space."""
 
-ConditionCheck = Callable[[Condition, Environment], bool]
 ASSERT_CHECKS: tuple[str, ...] = ("symbolic", "llm")
 
 _SHOTS = """\

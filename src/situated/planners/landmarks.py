@@ -2,7 +2,7 @@
 
 The prompt holds five solved examples written for this project (instructions from the Map2seq training split,
 landmark lists by hand), then the new directions; the model answers with a numbered list, which
-`parse_landmarks` reads and `datasets.map2seq.filter_landmarks` rids of generic items (intersections,
+`parse_landmarks` reads and `envs.streets.landmarks.filter_landmarks` rids of generic items (intersections,
 traffic lights, "a building").
 """
 
@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ..datasets.map2seq import filter_landmarks
 from ..envs.streets.env import NavInstance
+from ..envs.streets.landmarks import filter_landmarks
 from ..llm.base import LLM
 
 EXTRACTION_TASK = (

@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence, Set
 
-from situated.actions import PROGPROMPT_SPACE, ActionSpace
-from situated.errors import SituatedError
-from situated.llm.base import LLM, Completion
-from situated.planners.progprompt import PlanResult, function_name, select_examples
-from situated.program import Call, Program, parse
+from ..actions import PROGPROMPT_SPACE, ActionSpace
+from ..errors import SituatedError
+from ..llm.base import LLM, Completion
+from ..program import Call, Program, parse
+from .base import PlanResult
+from .progprompt_prompt import function_name, select_examples
 
 PHRASES: dict[str, str] = {
     "turnright": "turn right", "turnleft": "turn left", "walkforward": "walk forward",

@@ -86,12 +86,8 @@ AGENTS: tuple[str, ...] = ("gold", "forward", "random", "llm")
 
 
 def make_agent(name: str, **opts: Any) -> NavAgent:
-    """Build a navigation agent by name. Options: `graph` (gold, llm), `seed` (random, llm examples).
-
-    llm (VELMA's prompting agent, `planners.velma.VelmaAgent`): `llm` (an LLM) or `model` (a URI to load),
-    and `examples` (solved examples) or `examples_data` (a NavDataset to choose training-area examples from
-    with `seed`).
-    """
+    """Build a navigation agent by name. Options: `graph` (gold), `seed` (random); for llm (VELMA's prompting
+    agent, `planners.velma.VelmaAgent`) `llm` (an LLM) and `examples` (solved example trajectories)."""
     if name == "gold":
         graph = opts.get("graph")
         if not isinstance(graph, StreetGraph):
@@ -102,7 +98,10 @@ def make_agent(name: str, **opts: Any) -> NavAgent:
     if name == "random":
         return RandomAgent(seed=int(opts.get("seed", 0)))
     if name == "llm":
-        from .velma import make_velma_agent
+        from .velma import VelmaAgent
 
-        return make_velma_agent(**opts)
+        llm, examples = opts.get("llm"), opts.get("examples")
+        if llm is None or examples is None:
+            raise SituatedError("the llm agent needs a model (llm=...) and solved examples (examples=...)")
+        return VelmaAgent(llm, examples)
     raise SituatedError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")

@@ -13,48 +13,39 @@ prompt, and the head is the same for every episode, so a backend with prompt-pre
 llama.cpp one) evaluates only the tokens that are new since its last call.
 
 Example trajectories are replays of gold routes from the training area (every panorama in the `seen`
-partition), taken through the same `StreetEnv` and verbalizer as the test episodes.
+partition), recorded by the episode runner (`situated.eval.navigation.velma_examples`) through the same
+environment and verbalizer as the test episodes. The agent only writes prompts and reads answers: the actions
+and their glosses come from the environment's ActionSpace, and the runner tells it (`record`) which action
+the environment actually executed.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..datasets.map2seq import NavDataset
-from ..envs.streets.env import NavInstance, Observation, StreetEnv
-from ..envs.streets.graph import StreetGraph
-from ..envs.streets.oracle import gold_actions
-from ..envs.streets.transitions import ACTIONS, correct_action, normalize_action
-from ..envs.streets.visibility import VisibilitySource
-from ..errors import DataError, SituatedError
+from ..actions import STREET_SPACE, ActionSpace
+from ..envs.streets.env import NavInstance, Observation
 from ..llm.base import LLM
+from ..program.grammar import gbnf_literal
 
-#: Decoding grammar (GBNF): exactly one of the five action words. The prompt ends with "3." and the history
-#: reads "3. left", so the answer starts with the space that belongs to the word's token (" left"): ending the
-#: prompt with "3. " instead would split that token and throw the model off its own format. The closing newline
-#: is the model's own next token (and the stop string); without it a grammar-complete answer would force a
-#: full-vocabulary grammar check just to pick end-of-text.
-ACTION_GRAMMAR = 'root ::= " " ("forward" | "left" | "right" | "turn_around" | "stop") "\\n"'
+
+def action_grammar(space: ActionSpace = STREET_SPACE) -> str:
+    """Decoding grammar (GBNF): exactly one of the action words. The prompt ends with "3." and the history
+    reads "3. left", so the answer starts with the space that belongs to the word's token (" left"): ending the
+    prompt with "3. " instead would split that token and throw the model off its own format. The closing
+    newline is the model's own next token (and the stop string); without it a grammar-complete answer would
+    force a full-vocabulary grammar check just to pick end-of-text."""
+    return f'root ::= " " ({" | ".join(gbnf_literal(a.name) for a in space)}) "\\n"'
+
+
+ACTION_GRAMMAR = action_grammar()
 
 TASK_LINE = (
     "You walk through a city by following directions. "
     "After each action you may observe an intersection or a landmark. "
     "Answer with one action per step."
 )
-
-#: One short gloss per action word, in ACTIONS order.
-ACTION_GLOSSES: dict[str, str] = {
-    "forward": "move ahead to the next spot along the street you are facing",
-    "left": "at an intersection, turn to face the street on your left",
-    "right": "at an intersection, turn to face the street on your right",
-    "turn_around": "turn to face the opposite direction",
-    "stop": "stop here because you have reached the goal",
-}
-
-TRAINING_PARTITION = "seen"
-
 
 @dataclass(frozen=True)
 class Example:
@@ -67,10 +58,10 @@ class Example:
     start: str = ""
 
 
-def render_head(examples: Sequence[Example]) -> str:
+def render_head(examples: Sequence[Example], space: ActionSpace = STREET_SPACE) -> str:
     """The prompt part shared by every episode: task line, action glosses and the solved examples."""
     lines = [TASK_LINE, "", "Actions:"]
-    lines += [f"- {word}: {ACTION_GLOSSES[word]}" for word in ACTIONS]
+    lines += [f"- {action.name}: {action.doc}" for action in space]
     text = "\n".join(lines) + "\n"
     for number, example in enumerate(examples, start=1):
         text += f"\nExample {number}\n" + _render_task(example.instruction, example.start)
@@ -88,67 +79,11 @@ def _render_step(step: int, action: str, observation: str) -> str:
     return f"{step}. {action}\n" + (f"{observation}\n" if observation else "")
 
 
-def example_from_route(
-    graph: StreetGraph, instance: NavInstance, visibility: VisibilitySource | None = None
-) -> Example:
-    """Replay the gold actions of `instance` and record what the agent would have observed at each step.
-
-    The history shows executed actions (after the environment's corrections); Map2seq's start observation
-    is left out because a Map2seq agent never sees it (its first, forced forward happens in reset()).
-    """
-    env = StreetEnv(graph, visibility, max_steps=None)
-    env.reset(instance)
-    for action in gold_actions(graph, instance)[len(env.trajectory.actions) :]:
-        env.step(action)
-    trajectory = env.trajectory
-    if trajectory.pano_path != instance.route:
-        raise DataError(f"instance {instance.id}: gold replay does not reproduce the route")
-    start = "" if instance.forced_first_forward else trajectory.observations[0]
-    return Example(
-        instance.id, instance.instruction, trajectory.actions, trajectory.observations[1:], start
-    )
-
-
-def in_partition(graph: StreetGraph, instance: NavInstance, partition: str = TRAINING_PARTITION) -> bool:
-    """Whether every panorama of the route lies in `partition` (`seen` = the training area)."""
-    return all(graph.nodes[p].partition == partition for p in instance.route)
-
-
-def choose_examples(
-    dataset: NavDataset,
-    n: int = 2,
-    *,
-    seed: int = 0,
-    visibility: VisibilitySource | None = None,
-    shortest_fraction: float = 0.25,
-) -> tuple[Example, ...]:
-    """`n` solved examples from training-area routes of `dataset`, chosen by `seed`.
-
-    Candidates: routes wholly in the training area whose gold actions include a left or right turn; of these
-    the `shortest_fraction` with the fewest actions (short examples keep the prompt small); then `n` drawn
-    with `random.Random(seed)`, in id order for a stable prompt.
-    """
-    scored: list[tuple[int, str, NavInstance]] = []
-    for instance in dataset.instances:
-        if not in_partition(dataset.graph, instance):
-            continue
-        actions = gold_actions(dataset.graph, instance)
-        if not {"left", "right"} & set(actions):
-            continue
-        scored.append((len(actions), instance.id, instance))
-    if len(scored) < n:
-        raise DataError(f"{dataset.name} {dataset.split}: only {len(scored)} training-area routes, need {n}")
-    scored.sort(key=lambda item: (item[0], item[1]))
-    pool = scored[: max(n, round(len(scored) * shortest_fraction))]
-    chosen = sorted(random.Random(seed).sample(pool, n), key=lambda item: item[1])
-    return tuple(example_from_route(dataset.graph, item[2], visibility) for item in chosen)
-
-
 class VelmaAgent:
     """NavAgent that asks `llm` for each next action (VELMA's two-shot prompting agent).
 
-    `graph` (optional) lets the history show the action the environment actually executes (left on a plain
-    street becomes forward, as in the examples); without it the history shows the model's own words.
+    The history shows the action the environment actually executed when the runner reports it with `record`
+    (left on a plain street becomes forward, as in the examples); otherwise the model's own words.
     """
 
     def __init__(
@@ -156,17 +91,21 @@ class VelmaAgent:
         llm: LLM,
         examples: Sequence[Example],
         *,
-        graph: StreetGraph | None = None,
+        space: ActionSpace = STREET_SPACE,
         max_tokens: int = 4,
     ) -> None:
         self.llm = llm
         self.examples = tuple(examples)
-        self.graph = graph
+        self.space = space
+        self.grammar = action_grammar(space)
         self.max_tokens = max_tokens
-        self.head = render_head(self.examples)
+        self.head = render_head(self.examples, space)
         self._prompt = self.head
         self._pending = ""
         self.calls = 0
+        self.tokens = 0
+        self.prompt_tokens = 0
+        self.seconds = 0.0
 
     @property
     def prompt(self) -> str:
@@ -187,45 +126,19 @@ class VelmaAgent:
         return self._prompt + f"{observation.step + 1}."
 
     def record(self, executed: str) -> None:
-        """Show `executed` as the last action in the history instead of the model's choice (when something
-        else drives the episode, e.g. a benchmark replaying gold actions)."""
+        """Show `executed` as the last action in the history instead of the model's choice (the runner reports
+        what the environment executed; a benchmark replaying gold actions reports those)."""
         self._pending = executed
 
     def act(self, observation: Observation) -> str:
         prompt = self.next_prompt(observation)
         answer = self.llm.complete(
-            prompt, stop=("\n",), max_tokens=self.max_tokens, temperature=0.0, grammar=ACTION_GRAMMAR
+            prompt, stop=("\n",), max_tokens=self.max_tokens, temperature=0.0, grammar=self.grammar
         )
         self.calls += 1
-        word = normalize_action(answer.text)
-        if word not in ACTIONS:
-            word = "forward"  # what the environment does with an unknown word anyway
-        executed = word
-        if self.graph is not None and observation.panoid in self.graph:
-            executed = correct_action(self.graph, observation.panoid, word, observation.path_length == 1)
-        self._pending = executed
+        self.tokens += answer.completion_tokens
+        self.prompt_tokens += answer.prompt_tokens
+        self.seconds += answer.seconds
+        word = " ".join(answer.text.split()).lower()
+        self._pending = word
         return word
-
-
-def make_velma_agent(
-    *,
-    llm: LLM | None = None,
-    model: str | None = None,
-    examples: Sequence[Example] | None = None,
-    examples_data: NavDataset | None = None,
-    graph: StreetGraph | None = None,
-    seed: int = 0,
-    **_: object,
-) -> VelmaAgent:
-    """A VelmaAgent from `llm` (or a `model` URI) and `examples` (or training-area routes of `examples_data`)."""
-    if examples is None:
-        if examples_data is None:
-            raise SituatedError("the llm agent needs solved examples or a dataset of training-area routes")
-        examples = choose_examples(examples_data, seed=seed)
-    if llm is None:
-        if not model:
-            raise SituatedError("the llm agent needs a model: --model URI (e.g. llamacpp:qwen2.5-coder-1.5b)")
-        from ..llm.base import load
-
-        llm = load(model)
-    return VelmaAgent(llm, examples, graph=graph)

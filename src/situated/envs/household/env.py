@@ -12,7 +12,7 @@ from .derived import apply_derived
 from .describe import describe_character, describe_object
 from .graph import SceneGraph
 from .grounding import Grounder, normalize
-from .semantics import ACTIONS, HOLDS, World, execute, is_close
+from .semantics import ACTIONS, HOLDS, World, apply_action, is_close
 
 # Assertion state words (ProgPrompt's `'opened'`, `'switchon'`, ...) → graph states.
 _STATE_NAMES = {"opened": "OPEN", "open": "OPEN", "closed": "CLOSED", "switchon": "ON", "switchedon": "ON",
@@ -70,11 +70,11 @@ class HouseholdEnv:
 
     def step_ids(self, action: str, ids: tuple[int, ...]) -> StepResult:
         """Run an already-grounded action (VirtualHome script lines); remembers the instances used."""
-        outcome = execute(self._world, action, tuple(ids), apply_derived if self.derived_states else None)
-        if outcome.ok:
+        result = apply_action(self._world, action, tuple(ids), apply_derived if self.derived_states else None)
+        if result.ok:
             for node in ids:
                 self._grounder.remember(self.graph, node)
-        return StepResult(outcome.ok, outcome.reason, outcome.changes)
+        return result
 
     def holds(self, condition: Condition) -> bool:
         """Symbolic check of an assertion: close / state / holds / inside / on, possibly negated."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..base import StepResult
 from .graph import SceneGraph
 
 HOLDS = ("HOLDS_RH", "HOLDS_LH")
@@ -608,17 +609,8 @@ ACTIONS: dict[str, tuple[int, Action]] = {
 }
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """Result of one grounded action: whether it ran, why not, and the net changes in words."""
-
-    ok: bool
-    reason: str = ""
-    changes: tuple[str, ...] = ()
-
-
-def execute(world: World, action: str, ids: tuple[int, ...],
-            after: Callable[[SceneGraph, ChangeLog], None] | None = None) -> Outcome:
+def apply_action(world: World, action: str, ids: tuple[int, ...],
+            after: Callable[[SceneGraph, ChangeLog], None] | None = None) -> StepResult:
     """Run one grounded action in place; a failed action leaves the world unchanged.
 
     `after` runs on the graph after a successful action, its changes logged with the action's (derived states).
@@ -627,21 +619,21 @@ def execute(world: World, action: str, ids: tuple[int, ...],
     name = action.lower()
     entry = ACTIONS.get(name)
     if entry is None:
-        return Outcome(False, f"unknown action {action!r}")
+        return StepResult(False, f"unknown action {action!r}")
 
     def what() -> str:
         return " ".join([name, *(g.class_name(i) if i in g else str(i) for i in ids)])
 
     arity, act = entry
     if len(ids) != arity:
-        return Outcome(False, f"{what()}: {name} takes {arity} object(s), got {len(ids)}")
+        return StepResult(False, f"{what()}: {name} takes {arity} object(s), got {len(ids)}")
     for i in ids:
         if i not in g:
-            return Outcome(False, f"{what()}: there is no object with id {i} in this scene")
+            return StepResult(False, f"{what()}: there is no object with id {i} in this scene")
     log = ChangeLog(g, world.journal)
     reason = act(world, log, ids)
     if reason is not None:
-        return Outcome(False, f"{what()}: {reason}")
+        return StepResult(False, f"{what()}: {reason}")
     if after is not None:
         after(g, log)
-    return Outcome(True, "", log.describe())
+    return StepResult(True, "", log.describe())

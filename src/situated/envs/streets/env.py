@@ -2,8 +2,10 @@
 
 An episode follows one instance: reset() places the agent at the route's start (Touchdown: start heading
 snapped to the nearest out-edge; Map2seq: already facing the right way, and its first action is a forced
-forward), then step(action) applies VELMA's corrected transition rules until the agent stops or the step
-limit is reached.
+forward), then step(call) applies VELMA's corrected transition rules until the agent stops or the step
+limit is reached. It implements the Environment protocol step-wise: each StepResult carries the verbalized
+observation, whether the episode is over and the action the rules actually executed; the structured
+observation is `env.observation`, and `env.correct(word)` tells an agent what a word would become here.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ...errors import DataError, SituatedError
+from ...program import Call, Condition
+from ..base import StepResult
 from .graph import StreetGraph
 from .transitions import State, closest_heading, correct_action, next_state
 from .verbalizer import traffic_flow, verbalize
@@ -33,6 +37,10 @@ class NavInstance:
     landmarks: tuple[str, ...] = ()
 
     @property
+    def task_id(self) -> str:
+        return self.id
+
+    @property
     def forced_first_forward(self) -> bool:
         """Map2seq agents start facing the right way and always move forward first."""
         return self.dataset == "map2seq"
@@ -51,16 +59,6 @@ class Observation:
     landmarks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     traffic: str | None = None
     done: bool = False
-
-
-@dataclass(frozen=True)
-class StreetStep:
-    """Result of one step: the new observation, the action actually executed, and why the episode ended."""
-
-    observation: Observation
-    action: str
-    terminated: bool
-    truncated: bool
 
 
 @dataclass(frozen=True)
@@ -109,6 +107,7 @@ class StreetEnv:
         self._pano_path: list[str] = []
         self._texts: list[str] = []
         self._done = True
+        self._observation = Observation(0, "", 0, 0, "")
 
     @property
     def instance(self) -> NavInstance:
@@ -124,27 +123,43 @@ class StreetEnv:
     def done(self) -> bool:
         return self._done
 
-    def reset(self, instance: NavInstance) -> Observation:
-        """Start an episode; for Map2seq the forced first forward is already taken when this returns."""
+    @property
+    def observation(self) -> Observation:
+        """What the agent perceives now (structured; `.text` is what a language model is shown)."""
+        return self._observation
+
+    def reset(self, task: NavInstance | None = None) -> str:
+        """Start an episode of `task` (an instance; None repeats the last one); returns the observation text.
+        For Map2seq the forced first forward is already taken when this returns."""
+        instance = task if task is not None else self.instance
         self._instance = instance
         state = start_state(self.graph, instance)
         self._states = [state]
         self._actions = []
         self._pano_path = [state.panoid]
         self._done = False
-        self._texts = [self._observe().text]
+        self._observation = self._observe()
+        self._texts = [self._observation.text]
         if instance.forced_first_forward:
             # As in the released code the forced move is not corrected: it leaves even a dead-end start.
-            return self._apply("forward").observation
-        return self._observe()
+            self._apply("forward")
+        return self._observation.text
 
-    def step(self, action: str) -> StreetStep:
-        """Correct and apply one action word; the episode ends on stop or after the step limit."""
+    def correct(self, word: str) -> str:
+        """The action VELMA's rules would execute for `word` here (left on a plain street is forward, ...)."""
+        return correct_action(self.graph, self.state.panoid, word, len(self._pano_path) == 1)
+
+    def step(self, call: Call | str) -> StepResult:
+        """Correct and apply one action (a call without arguments, or the bare word); the episode ends on stop
+        or after the step limit."""
         if self._done:
             raise SituatedError("the episode is over: call reset(instance) to start another")
-        return self._apply(correct_action(self.graph, self.state.panoid, action, len(self._pano_path) == 1))
+        word = call.action if isinstance(call, Call) else call
+        if isinstance(call, Call) and call.args:
+            return StepResult(False, f"{word} takes no arguments, got {len(call.args)}", done=False)
+        return self._apply(self.correct(word), word)
 
-    def _apply(self, executed: str) -> StreetStep:
+    def _apply(self, executed: str, asked: str | None = None) -> StepResult:
         state = self.state
         prev = self._states[-2].panoid if len(self._states) > 1 else None
         new = next_state(self.graph, state, prev, executed)
@@ -156,9 +171,34 @@ class StreetEnv:
         limit = self.max_steps
         truncated = not terminated and limit is not None and len(self._actions) > limit
         self._done = terminated or truncated
-        observation = self._observe()
-        self._texts.append(observation.text)
-        return StreetStep(observation, executed, terminated, truncated)
+        self._observation = self._observe()
+        self._texts.append(self._observation.text)
+        note = f"{asked} became {executed} here" if asked is not None and executed != asked else ""
+        if truncated:
+            note = (note + "; " if note else "") + f"step limit of {limit} reached"
+        return StepResult(True, note, (f"at {new.panoid} facing {new.heading}",), self._observation.text,
+                          self._done, executed)
+
+    # ------------------------------------------------------------------ the rest of the Environment protocol
+    def holds(self, condition: Condition) -> bool:
+        """`'close' to PANOID`: the agent is at that panorama or next to it; `PANOID is 'stopped'`: the episode
+        ended there. Other conditions do not apply to streets (False)."""
+        at = self.state.panoid
+        if condition.kind == "close" and condition.args:
+            target = str(condition.args[0])
+            held = at == target or target in self.graph.adjacent(at)
+        elif condition.kind == "state" and len(condition.args) == 2 and condition.args[1] == "stopped":
+            held = self._done and at == str(condition.args[0])
+        else:
+            return False
+        return held != condition.negated
+
+    def describe(self, near: str | None = None) -> str:
+        return self._observation.text
+
+    def snapshot(self) -> dict:
+        return {"panoid": self.state.panoid, "heading": self.state.heading, "step": len(self._actions),
+                "path": list(self._pano_path), "done": self._done}
 
     @property
     def trajectory(self) -> Trajectory:

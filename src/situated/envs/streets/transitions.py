@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ...actions import STREET_SPACE
 from .graph import StreetGraph
 
-ACTIONS: tuple[str, ...] = ("forward", "left", "right", "turn_around", "stop")
+ACTIONS: tuple[str, ...] = STREET_SPACE.names
 ALIASES = {
     "turnaround": "turn_around",
     "turn around": "turn_around",

@@ -110,3 +110,4 @@ class FileVisibility:
             if bucket is not None:
                 found.setdefault(bucket, []).append(landmark)
         return {bucket: tuple(names) for bucket, names in found.items()}
+

@@ -1,0 +1,190 @@
+"""Household episodes (ProgPrompt, LangPrompt): plan, run with feedback, score — and evaluation of a split.
+
+One episode: the environment starts from the task's initial graph; the planner writes a plan over that scene's
+objects (with grounded decoding, each draft is checked on a private copy of the scene: `simulator_verifier`);
+the interpreter runs it, and after a failed action the planner may write a new remainder (`run_plan` with
+`replan > 0`); the final state is scored against the ground-truth final graph (SR / GCR / Exec).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence, Set
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..datasets.progprompt import HouseholdTask
+from ..envs.base import ConditionCheck, Environment, symbolic_check
+from ..envs.household import HouseholdEnv
+from ..errors import DataError, SituatedError
+from ..interpreter import Limits, interpret
+from ..planners.base import Planner, PlanResult
+from ..planners.feedback import Verifier, failure_comment
+from ..program import Program
+from ..trace import StepEvent, Trace
+from .episode import Episode
+from .household_metrics import as_metrics, score_episode
+from .runner import Progress, cost_of, run_episodes
+from .store import ResultsStore, fingerprint
+
+DEFAULT_LIMITS = Limits()
+
+HOUSEHOLD_METRICS: tuple[str, ...] = ("success", "gcr", "exec", "precision")
+
+
+def simulator_verifier(env: Environment, *, limits: Limits | None = None) -> Verifier:
+    """A verifier for grounded decoding: resets `env` (a private copy of the scene, never the one the episode
+    runs on) and runs the plan on it with symbolic assertion checks; returns the failed actions."""
+    limits = replace(limits or DEFAULT_LIMITS, stop_on_failure=False)
+
+    def verify(program: Program) -> list[StepEvent]:
+        env.reset()
+        return [e for e in interpret(program, env, limits=limits).steps if not e.ok]
+
+    return verify
+
+
+class Replanner(Protocol):
+    def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str, *,
+               affordances: Mapping[str, Set[str]] | None = None, verify: Verifier | None = None) -> PlanResult: ...
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What running a plan (with replanning) produced: the trace, the final text and every plan asked."""
+
+    trace: Trace
+    text: str
+    plans: tuple[PlanResult, ...]
+
+    @property
+    def replans(self) -> int:
+        return len(self.plans) - 1
+
+    @property
+    def dropped(self) -> int:
+        return sum(p.dropped for p in self.plans)
+
+    @property
+    def repairs(self) -> int:
+        return sum(p.repairs for p in self.plans)
+
+
+def run_plan(first: PlanResult, env: Environment, *, planner: Replanner | None = None, task_name: str = "",
+             objects: Sequence[str] = (), replan: int = 0, condition_check: ConditionCheck = symbolic_check,
+             limits: Limits = DEFAULT_LIMITS, affordances: Mapping[str, Set[str]] | None = None,
+             verify: Verifier | None = None) -> Execution:
+    """Run `first.program` on `env` (already reset), replanning up to `replan` times after failed actions:
+    the lines run so far plus a comment naming the failure start the function again and the planner writes a
+    new remainder, which runs on the same environment from there. The last remainder runs to its end."""
+    if replan > 0 and planner is None:
+        raise SituatedError("replanning needs a planner that can replan")
+    events = []
+    plans = [first]
+    program, text = first.program, first.text
+    for attempt in range(replan + 1):
+        last = attempt == replan
+        trace = interpret(program, env, limits=replace(limits, stop_on_failure=not last),
+                          condition_check=condition_check)
+        events += trace.events
+        failure = trace.first_failure
+        if last or failure is None or planner is None:
+            break
+        done = "\n".join(text.split("\n")[: failure.line])
+        result = planner.replan(task_name, objects, done, failure_comment(failure.call, failure.reason),
+                                affordances=affordances, verify=verify)
+        plans.append(result)
+        first_new = done.count("\n") + 2  # the line of the failure comment
+        program = Program(tuple(s for s in result.program.body if s.line >= first_new), result.program.name)
+        text = result.text
+    return Execution(Trace(events), text, tuple(plans))
+
+
+def plan_and_run(planner: Planner, task_name: str, env: HouseholdEnv, *, verifier_env: HouseholdEnv | None = None,
+                 condition_check: ConditionCheck = symbolic_check, replan: int = 0,
+                 limits: Limits = DEFAULT_LIMITS) -> Execution:
+    """Plan `task_name` on `env`'s scene (already reset) and run it there. With `verifier_env` (a private copy
+    of the same scene) and a planner that repairs, drafts are checked on the copy first (grounded decoding)."""
+    objects = env.object_names()
+    affordances = env.object_properties()
+    verify = None
+    if verifier_env is not None and getattr(planner, "max_repairs", 0) > 0:
+        verify = simulator_verifier(verifier_env, limits=limits)
+        first = planner.plan(task_name, objects, affordances=affordances, verify=verify)
+    else:
+        first = planner.plan(task_name, objects, affordances=affordances)
+    replanner = planner if hasattr(planner, "replan") else None
+    if replan > 0 and replanner is None:
+        raise SituatedError(f"{type(planner).__name__} cannot replan")
+    return run_plan(first, env, planner=replanner, task_name=task_name, objects=objects, replan=replan,
+                    condition_check=condition_check, limits=limits, affordances=affordances, verify=verify)
+
+
+def check_task(task: HouseholdTask) -> None:
+    """DataError when a task lacks the graphs an episode needs."""
+    if task.initial_graph is None:
+        raise DataError(f"task {task.name!r} ({task.source or task.split}) has no initial graph; "
+                        "give one with --initial-graph")
+    if task.final_graph is None:
+        raise DataError(f"task {task.name!r} ({task.source or task.split}) has no ground-truth final graph")
+
+
+def household_episode(task: HouseholdTask, run: int, planner: Planner, *,
+                      condition_check: ConditionCheck = symbolic_check, replan: int = 0, seed: int = 0,
+                      limits: Limits = DEFAULT_LIMITS) -> Episode:
+    """Plan, run and score one episode of `task` (the `run`-th; grounding is seeded with seed + run)."""
+    check_task(task)
+    env = HouseholdEnv(task.initial_graph, seed=seed + run)
+    env.reset()
+    initial = env.conditions()
+    final_gt = HouseholdEnv(task.final_graph, seed=seed).conditions()
+    done = plan_and_run(planner, task.name, env, verifier_env=HouseholdEnv(task.initial_graph, seed=seed + run),
+                        condition_check=condition_check, replan=replan, limits=limits)
+    trace = done.trace
+    attempted = trace.attempted + done.dropped  # dropped invalid calls count as failed attempts
+    score = score_episode(task.name, run, initial, final_gt, env.conditions(), trace.executed, attempted)
+    details: dict[str, Any] = {
+        "split": task.split, "task_index": task.index, "attempted": attempted, "executed": trace.executed,
+        "dropped": done.dropped, "unknown": sum(p.unknown for p in done.plans),
+        "problems": [q for p in done.plans for q in p.raw_problems], "replans": done.replans,
+        "repairs": done.repairs, "rejected": [r for p in done.plans for r in p.rejected],
+        "missing": list(score.missing), "program": done.text, "plans": [p.text for p in done.plans],
+    }
+    cost = cost_of([c for p in done.plans for c in p.completions])
+    return Episode(task.task_id, task.name, run, as_metrics(score), trace, cost, details)
+
+
+def household_episode_fn(planner_factory: Callable[[], Planner],
+                         condition_check: Callable[[Planner], ConditionCheck], **options: Any,
+                         ) -> Callable[[], Callable[[HouseholdTask, int], Episode]]:
+    """For the runner: each worker gets its own planner (and assertion check) and runs household episodes."""
+
+    def make() -> Callable[[HouseholdTask, int], Episode]:
+        planner = planner_factory()
+        check = condition_check(planner)
+        return lambda task, run: household_episode(task, run, planner, condition_check=check, **options)
+
+    return make
+
+
+def household_config(tasks: Sequence[HouseholdTask], **settings: Any) -> dict[str, Any]:
+    """The configuration key of a household evaluation: every setting that changes results, plus digests of
+    the tasks (scripts and graphs) so that a rerun over other data is not taken for a resume."""
+    return {**settings, "tasks": fingerprint([(t.task_id, t.script, t.initial_graph, t.final_graph) for t in tasks])}
+
+
+def evaluate_household(tasks: Sequence[HouseholdTask], planner_factory: Callable[[], Planner], *, runs: int = 1,
+                       out: Path | None, config: Mapping[str, Any], jobs: int = 1,
+                       condition_check: Callable[[Planner], ConditionCheck] = lambda planner: symbolic_check,
+                       replan: int = 0, seed: int = 0, limits: Limits = DEFAULT_LIMITS,
+                       on_progress: Progress | None = None) -> list[Episode]:
+    """Evaluate planners made by `planner_factory` (one per worker) on `tasks` × `runs`, resuming from `out`
+    (a results store; None keeps episodes in memory). `config` (see `household_config`) must match what `out`
+    was written with."""
+    if replan < 0:
+        raise SituatedError(f"replan must be >= 0, got {replan}")
+    for task in tasks:
+        check_task(task)
+    make = household_episode_fn(planner_factory, condition_check, replan=replan, seed=seed, limits=limits)
+    with ResultsStore(out, {**config, "replan": replan, "seed": seed}, system="household") as store:
+        return run_episodes(tasks, runs, make, store, jobs=jobs, on_progress=on_progress)

@@ -1,0 +1,143 @@
+"""Street-navigation episodes (VELMA): an agent picks one action per step, each a one-call program run by the
+interpreter on the street environment; the trace records every step and what the agent was shown.
+
+Also the solved examples of VELMA's prompt: gold routes from the training area, replayed through the same
+environment and verbalizer as the test episodes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..datasets.map2seq import NavDataset
+from ..envs.streets.env import NavInstance, StreetEnv
+from ..envs.streets.graph import StreetGraph
+from ..envs.streets.oracle import gold_actions
+from ..envs.streets.visibility import VisibilitySource
+from ..errors import DataError, SituatedError
+from ..interpreter import interpret
+from ..planners.nav_baselines import NavAgent
+from ..planners.velma import Example
+from ..program import Call, Program
+from ..trace import ObservationEvent, StepEvent, Trace
+from .episode import Cost, Episode
+from .navigation_metrics import as_metrics, episode_metrics
+from .runner import Progress, run_episodes
+from .store import ResultsStore, fingerprint
+
+HARD_ACTION_CAP = 10_000
+"""Safety net for environments without a step limit (gold replays): no real route needs this many actions."""
+
+NAVIGATION_METRICS: tuple[str, ...] = ("tc", "spd", "kpa", "kpa_corrected")
+
+TRAINING_PARTITION = "seen"
+
+
+def navigation_episode(env: StreetEnv, agent: NavAgent, instance: NavInstance, run: int = 0) -> Episode:
+    """One episode of `agent` on `instance`, scored with TC / SPD / KPA."""
+    before = (getattr(agent, "calls", 0), getattr(agent, "tokens", 0), getattr(agent, "prompt_tokens", 0),
+              getattr(agent, "seconds", 0.0))
+    agent.reset(instance)
+    trace = Trace()
+    start_text = env.reset(instance)
+    trace.add(ObservationEvent(start_text if not env.trajectory.actions else env.trajectory.observations[0], 0))
+    for forced in env.trajectory.actions:  # Map2seq's first forward is taken by the environment itself
+        trace.add(StepEvent(f"{forced}()", True, "forced first step", (), 0, 0))
+        trace.add(ObservationEvent(env.observation.text, len(env.trajectory.actions)))
+    while not env.done:
+        taken = len(env.trajectory.actions)
+        if taken >= HARD_ACTION_CAP:
+            raise SituatedError(f"instance {instance.id}: the agent did not stop within {HARD_ACTION_CAP} actions")
+        word = agent.act(env.observation)
+        trace.events += interpret(Program((Call(word, line=taken + 1),)), env).events
+        if len(env.trajectory.actions) == taken:  # the environment refused the call (e.g. arguments)
+            raise SituatedError(f"instance {instance.id}: the environment did not take {word!r}")
+        record = getattr(agent, "record", None)
+        if record is not None:
+            record(env.trajectory.actions[-1])  # what the rules actually executed
+        trace.add(ObservationEvent(env.observation.text, len(env.trajectory.actions)))
+    trajectory = env.trajectory
+    metrics = episode_metrics(env.graph, instance.route, trajectory.pano_path)
+    after = (getattr(agent, "calls", 0), getattr(agent, "tokens", 0), getattr(agent, "prompt_tokens", 0),
+             getattr(agent, "seconds", 0.0))
+    cost = Cost(tokens=after[1] - before[1], prompt_tokens=after[2] - before[2], calls=after[0] - before[0],
+                model_seconds=after[3] - before[3])
+    details = {
+        "dataset": instance.dataset, "actions": list(trajectory.actions), "pano_path": list(trajectory.pano_path),
+        "states": [[s.panoid, s.heading] for s in trajectory.states], "observations": list(trajectory.observations),
+        "gold_path": list(instance.route),
+    }
+    return Episode(instance.id, instance.instruction, run, as_metrics(metrics), trace, cost, details)
+
+
+def example_from_route(graph: StreetGraph, instance: NavInstance,
+                       visibility: VisibilitySource | None = None) -> Example:
+    """Replay the gold actions of `instance` and record what the agent would have observed at each step.
+
+    The history shows executed actions (after the environment's corrections); Map2seq's start observation
+    is left out because a Map2seq agent never sees it (its first, forced forward happens in reset()).
+    """
+    env = StreetEnv(graph, visibility, max_steps=None)
+    env.reset(instance)
+    for action in gold_actions(graph, instance)[len(env.trajectory.actions):]:
+        env.step(action)
+    trajectory = env.trajectory
+    if trajectory.pano_path != instance.route:
+        raise DataError(f"instance {instance.id}: gold replay does not reproduce the route")
+    start = "" if instance.forced_first_forward else trajectory.observations[0]
+    return Example(instance.id, instance.instruction, trajectory.actions, trajectory.observations[1:], start)
+
+
+def in_partition(graph: StreetGraph, instance: NavInstance, partition: str = TRAINING_PARTITION) -> bool:
+    """Whether every panorama of the route lies in `partition` (`seen` = the training area)."""
+    return all(graph.nodes[p].partition == partition for p in instance.route)
+
+
+def velma_examples(dataset: NavDataset, n: int = 2, *, seed: int = 0, visibility: VisibilitySource | None = None,
+                   shortest_fraction: float = 0.25) -> tuple[Example, ...]:
+    """`n` solved examples from training-area routes of `dataset`, chosen by `seed`.
+
+    Candidates: routes wholly in the training area whose gold actions include a left or right turn; of these
+    the `shortest_fraction` with the fewest actions (short examples keep the prompt small); then `n` drawn
+    with `random.Random(seed)`, in id order for a stable prompt.
+    """
+    scored: list[tuple[int, str, NavInstance]] = []
+    for instance in dataset.instances:
+        if not in_partition(dataset.graph, instance):
+            continue
+        actions = gold_actions(dataset.graph, instance)
+        if not {"left", "right"} & set(actions):
+            continue
+        scored.append((len(actions), instance.id, instance))
+    if len(scored) < n:
+        raise DataError(f"{dataset.name} {dataset.split}: only {len(scored)} training-area routes, need {n}")
+    scored.sort(key=lambda item: (item[0], item[1]))
+    pool = scored[: max(n, round(len(scored) * shortest_fraction))]
+    chosen = sorted(random.Random(seed).sample(pool, n), key=lambda item: item[1])
+    return tuple(example_from_route(dataset.graph, item[2], visibility) for item in chosen)
+
+
+def navigation_summary(episodes: Sequence[Episode]) -> dict[str, float | int]:
+    """Means over episodes as the papers report them: TC and KPA in percent, SPD in hops, and the count."""
+    n = len(episodes)
+    if n == 0:
+        raise SituatedError("no navigation episodes to summarize")
+    mean = {k: sum(e.metrics[k] for e in episodes) / n for k in NAVIGATION_METRICS}
+    return {"tc": 100 * mean["tc"], "spd": mean["spd"], "kpa": 100 * mean["kpa"],
+            "kpa_corrected": 100 * mean["kpa_corrected"], "n": n}
+
+
+def navigation_config(instances: Sequence[NavInstance], **settings: object) -> dict[str, object]:
+    """The configuration key of a navigation evaluation: the settings plus a digest of the instances."""
+    return {**settings, "instances": fingerprint([(i.id, i.route, i.instruction, i.start_heading, i.landmarks)
+                                                  for i in instances])}
+
+
+def evaluate_navigation(env: StreetEnv, agent: NavAgent, instances: Sequence[NavInstance], *, out: Path | None,
+                        config: Mapping[str, object], on_progress: Progress | None = None) -> list[Episode]:
+    """Run `agent` on every instance (one run each), resuming from the results store `out` (None: in memory)."""
+    with ResultsStore(out, config, system="navigation") as store:
+        return run_episodes(instances, 1, lambda: lambda instance, run: navigation_episode(env, agent, instance, run),
+                            store, on_progress=on_progress)

@@ -1,0 +1,60 @@
+"""What every plan-writing planner returns and what an episode runner needs of it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..llm.base import LLM, Completion
+from ..program import Program
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """A generated plan: the parsed program (invalid lines dropped), the model's text and what it cost.
+
+    `raw_problems` lists what was wrong with the model's first answer (unknown actions/objects, wrong arity,
+    unparseable lines); `problems` what was still wrong in the final answer and therefore dropped; `dropped`
+    counts the dropped action calls, which an evaluation counts as attempted steps that failed.
+    """
+
+    program: Program
+    text: str
+    completions: tuple[Completion, ...] = ()
+    tokens: int = 0
+    prompt_tokens: int = 0
+    raw_problems: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    dropped: int = 0
+    prompt: str = field(default="", repr=False)
+    rejected: tuple[str, ...] = ()
+    """Grounded decoding: the calls the verifier rejected, `line N: call: reason`, one per rewrite."""
+
+    @property
+    def repairs(self) -> int:
+        """How many statements grounded decoding had the model rewrite."""
+        return len(self.rejected)
+
+    @property
+    def unknown(self) -> int:
+        """Unknown actions and objects in the model's first answer."""
+        return sum(("unknown action" in p or "unknown object" in p) for p in self.raw_problems)
+
+    @property
+    def seconds(self) -> float:
+        return sum(c.seconds for c in self.completions)
+
+    @property
+    def calls(self) -> int:
+        """Model calls it took."""
+        return len(self.completions)
+
+
+class Planner(Protocol):
+    """What an episode runner needs of a plan-writing planner."""
+
+    llm: LLM
+
+    def plan(self, task_name: str, objects: Sequence[str], *,
+             affordances: Mapping[str, Set[str]] | None = None) -> PlanResult: ...

@@ -1,0 +1,32 @@
+"""Building household planners from command-line style options (one per worker)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from ..actions import PROGPROMPT_SPACE
+from ..errors import SituatedError
+from ..llm.base import LLM
+from .base import Planner
+from .langprompt import LangPromptPlanner
+from .progprompt import ProgPromptPlanner
+from .progprompt_prompt import ABLATIONS
+
+
+def household_planner_factory(llm: LLM, examples: Mapping[str, str], *, n_examples: int = 3,
+                              ablation: str = "full", grammar: bool = True, langprompt: bool = False,
+                              seed: int = 0, max_repairs: int = 0) -> Callable[[], Planner]:
+    """A factory of ProgPrompt (or LangPrompt) planners; builds one at once so bad settings fail early."""
+    if ablation not in ABLATIONS:
+        raise SituatedError(f"--ablation must be one of {', '.join(ABLATIONS)}, not {ablation!r}")
+    if max_repairs < 0:
+        raise SituatedError(f"--repairs must be >= 0, got {max_repairs}")
+
+    def make() -> Planner:
+        if langprompt:
+            return LangPromptPlanner(llm, PROGPROMPT_SPACE, examples, n_examples=n_examples, seed=seed)
+        return ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, n_examples=n_examples, seed=seed,
+                                 ablation=ablation, constrained=grammar, max_repairs=max_repairs)
+
+    make()
+    return make

@@ -1,0 +1,83 @@
+"""`situated eval progprompt` and `situated plan` from the command line: bad input is one line and exit code 2;
+an evaluation replayed from recorded model calls prints its table and a final JSON line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fakes import CASSETTES, ROOT, ScriptedLLM
+from situated.cli import main
+
+CASSETTE = CASSETTES / "progprompt_qwen0.5b.jsonl"
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--ablation", "no-asserts"], "ablation"),
+    (["--jobs", "2"], "--jobs must be 1"),
+    (["--assert-check", "oracle"], "assert-check"),
+    (["--split", "env9"], "split 'env9' not found"),
+])
+def test_bad_eval_options_end_in_one_line(progprompt_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
+                                          extra: list[str], message: str) -> None:
+    args = ["eval", "progprompt", "--data", str(progprompt_data), "--split", "env1",
+            "--model", "llamacpp:qwen2.5-coder-0.5b", "--cassette", str(tmp_path / "none.jsonl"),
+            "--cassette-mode", "record", "--out", str(tmp_path / "out"), *extra]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and message in err and "\n" not in err
+
+
+def test_missing_data_dir(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["eval", "progprompt", "--data", str(tmp_path / "nope"), "--split", "env1"]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+def test_plan_with_bad_scene(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    scene = tmp_path / "scene.json"
+    scene.write_text("{not json")
+    assert main(["plan", "microwave salmon", "--scene", str(scene)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_eval_replayed_from_cassette(progprompt_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    if not CASSETTE.is_file():
+        pytest.fail(f"cassette {CASSETTE} missing")
+    args = ["eval", "progprompt", "--data", str(progprompt_data), "--split", "env1", "--limit", "2",
+            "--model", "llamacpp:qwen2.5-coder-0.5b", "--cassette", str(CASSETTE), "--cassette-mode", "replay",
+            "--out", str(tmp_path / "out"), "--json"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert list(summary)[:6] == ["sr", "sr_std", "gcr", "exec", "tasks", "runs"]
+    assert summary["tasks"] == 2 and summary["runs"] == 1 and summary["unknown"] == 0
+    assert "watch tv" in out
+    # grounded decoding is on by default: statements the scene rejected were replaced, and each is recorded
+    records = [json.loads(x) for x in (tmp_path / "out" / "episodes.jsonl").read_text().splitlines()]
+    assert summary["repairs"] == sum(len(r["details"]["rejected"]) for r in records) > 0
+    assert all("is not possible" not in r["details"]["program"] for r in records)
+    # A second run resumes: nothing is planned again, the same numbers come out.
+    assert main(args) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again == summary
+    lines = (tmp_path / "out" / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+
+
+def test_plan_prints_program_trace_and_goals(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    from situated.cli import progprompt as cli
+
+    plan = (ROOT / "examples" / "plans" / "microwave_salmon.py").read_text().split("():\n\t", 1)[1]
+
+    llm = ScriptedLLM([plan])
+    monkeypatch.setattr(cli, "open_model", lambda *a, **k: llm)
+    code = main(["plan", "microwave salmon", "--scene", str(ROOT / "examples" / "scenes" / "apartment.json"),
+                 "--tasks", str(ROOT / "examples" / "tasks" / "apartment_tasks.json"),
+                 "--examples-file", str(ROOT / "examples" / "plans")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "putin('salmon', 'microwave')" in out and "✓ switchon('microwave')" in out
+    assert "goal conditions: 3/3" in out
+    assert llm.prompts[0].endswith("def microwave_salmon():\n\t") and llm.calls[0]["grammar"]

@@ -1,0 +1,286 @@
+"""The one test kit: paths of the project's examples and recordings, a scripted stand-in for a language model,
+a small household scene and a small street dataset built in code, and a matcher that says whether a
+decoding grammar accepts a text.
+
+`ScriptedLLM` stands in for a model only where a test needs exact, chosen answers (a grammar path, a failing
+plan); tests of real behaviour use the embedded model or replay its recorded calls from `CASSETTES`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from situated.llm.base import Completion
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+APARTMENT = EXAMPLES / "scenes" / "apartment.json"
+CASSETTES = Path(__file__).resolve().parent / "cassettes"
+
+
+class ScriptedLLM:
+    """Answers `complete` from a list (a text, or `(text, finish_reason)`), then `default` when the list is
+    spent (an error if there is none); remembers every request in `calls`."""
+
+    def __init__(self, answers: Sequence[str | tuple[str, str]] = (), *, default: str | None = None,
+                 uri: str = "scripted", prompt_tokens: int = 100, completion_tokens: int = 10) -> None:
+        self.answers = list(answers)
+        self.default = default
+        self.uri = uri
+        self.prompt_tokens = prompt_tokens
+        self.completion_tokens = completion_tokens
+        self.calls: list[dict[str, Any]] = []
+
+    @property
+    def prompts(self) -> list[str]:
+        return [c["prompt"] for c in self.calls]
+
+    def complete(self, prompt: str, **options: Any) -> Completion:
+        self.calls.append({"prompt": prompt, **options})
+        if self.answers:
+            answer = self.answers.pop(0)
+        elif self.default is not None:
+            answer = self.default
+        else:
+            raise AssertionError(f"ScriptedLLM has no answer left for call {len(self.calls)}")
+        text, finish = answer if isinstance(answer, tuple) else (answer, "stop")
+        return Completion(text, finish, self.prompt_tokens, self.completion_tokens)
+
+    def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
+        raise AssertionError("ScriptedLLM answers only complete()")
+
+    def count_tokens(self, text: str) -> int:
+        return len(text) // 4
+
+
+def node(i: int, cls: str, cat: str = "Props", props: tuple[str, ...] = (), states: tuple[str, ...] = ()) -> dict:
+    """One VirtualHome graph node."""
+    return {"id": i, "class_name": cls, "category": cat, "properties": list(props), "states": list(states)}
+
+
+def kitchen() -> dict:
+    """Kitchen (1) and living room (2); a character in the kitchen; fridge, microwave, stove with a frying pan,
+    sink and faucet, two plates (one per room), salmon on the counter, a phone, a sofa and a tv."""
+    nodes = [
+        node(1, "kitchen", "Rooms"), node(2, "livingroom", "Rooms"),
+        node(10, "character", "Characters"),
+        node(20, "kitchencounter", "Furniture", ("SURFACES",)),
+        node(21, "fridge", "Appliances", ("CAN_OPEN", "CONTAINERS", "HAS_SWITCH"), ("CLOSED", "ON")),
+        node(22, "microwave", "Appliances", ("CAN_OPEN", "CONTAINERS", "HAS_SWITCH"), ("CLOSED", "OFF")),
+        node(23, "stove", "Appliances", ("SURFACES", "HAS_SWITCH"), ("OFF",)),
+        node(24, "fryingpan", "Props", ("GRABBABLE", "SURFACES", "RECIPIENT")),
+        node(25, "sink", "Furniture", ("RECIPIENT", "CONTAINERS")),
+        node(26, "faucet", "Furniture", ("HAS_SWITCH",), ("OFF",)),
+        node(30, "salmon", "Food", ("GRABBABLE",)),
+        node(31, "plate", "Props", ("GRABBABLE", "SURFACES")),
+        node(32, "plate", "Props", ("GRABBABLE", "SURFACES")),
+        node(33, "cellphone", "Props", ("GRABBABLE", "HAS_SWITCH"), ("OFF",)),
+        node(34, "egg", "Food", ("GRABBABLE",)),
+        node(40, "sofa", "Furniture", ("SITTABLE", "LIEABLE", "SURFACES")),
+        node(41, "tv", "Electronics", ("HAS_SWITCH", "LOOKABLE"), ("OFF",)),
+    ]
+    edges = [(10, "INSIDE", 1), (30, "ON", 20), (31, "ON", 20), (33, "ON", 20), (24, "ON", 23), (34, "ON", 24),
+             (32, "INSIDE", 2), (40, "INSIDE", 2), (41, "INSIDE", 2), (40, "FACING", 41)]
+    edges += [(i, "INSIDE", 1) for i in (20, 21, 22, 23, 24, 25, 26, 30, 31, 33, 34)]
+    return {"nodes": nodes, "edges": [{"from_id": a, "relation_type": r, "to_id": b} for a, r, b in edges]}
+
+
+# A street running north: A - B - C - D - E, with a side street B -> W, and a spur C -> K.
+STREET_NODES = """A,0,40.0000,-74.0,unseen
+B,0,40.0001,-74.0,unseen
+C,0,40.0002,-74.0,unseen
+D,0,40.0003,-74.0,unseen
+E,0,40.0004,-74.0,unseen
+W,90,40.0001,-74.0001,unseen
+K,90,40.0002,-73.9999,unseen
+"""
+STREET_LINKS = """A,0,B
+B,180,A
+B,0,C
+B,270,W
+W,90,B
+C,180,B
+C,0,D
+C,90,K
+K,270,C
+D,180,C
+D,0,E
+E,180,D
+"""
+
+
+def write_street_dataset(root: Path, name: str = "map2seq_unseen", lines: list[str] | None = None) -> Path:
+    """A small street dataset in the VELMA release layout (the street above; three dev instances)."""
+    directory = root / name
+    (directory / "graph").mkdir(parents=True)
+    (directory / "data").mkdir()
+    (directory / "graph" / "nodes.txt").write_text(STREET_NODES)
+    (directory / "graph" / "links.txt").write_text(STREET_LINKS)
+    if lines is None:
+        lines = [
+            json.dumps(
+                {"id": 1, "route_panoids": ["A", "B", "C", "D"], "navigation_text": "Go.", "start_heading": 0}
+            ),
+            json.dumps(
+                {"id": 2, "route_panoids": ["A", "B", "W"], "navigation_text": "Left.", "start_heading": 0}
+            ),
+            json.dumps(
+                {"id": 3, "route_panoids": ["A", "B", "C", "K"], "navigation_text": "R.", "start_heading": 0}
+            ),
+        ]
+    (directory / "data" / "dev.json").write_text("\n".join(lines) + "\n")
+    return directory
+
+
+# --- a minimal GBNF matcher: llama.cpp cannot say whether a grammar accepts a string ----------------
+
+
+@dataclass(frozen=True)
+class Lit:
+    text: str
+
+
+@dataclass(frozen=True)
+class Cls:
+    chars: frozenset[str]
+    negated: bool
+
+
+@dataclass(frozen=True)
+class Ref:
+    name: str
+
+
+@dataclass(frozen=True)
+class Seq:
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Alt:
+    options: tuple
+
+
+@dataclass(frozen=True)
+class Rep:
+    item: object
+    low: int
+    high: int | None
+
+
+_ESC = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "]": "]", "^": "^", "-": "-"}
+
+
+def _parse_gbnf(text: str) -> dict[str, object]:
+    rules: dict[str, object] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        name, _, body = line.partition(" ::= ")
+        expr, pos = _alt(body, 0)
+        assert pos == len(body), f"unparsed rest of rule {name}: {body[pos:]!r}"
+        rules[name.strip()] = expr
+    return rules
+
+
+def _skip(s: str, i: int) -> int:
+    while i < len(s) and s[i] == " ":
+        i += 1
+    return i
+
+
+def _alt(s: str, i: int) -> tuple[object, int]:
+    options = []
+    seq, i = _seq(s, i)
+    options.append(seq)
+    while i < len(s) and s[i] == "|":
+        seq, i = _seq(s, i + 1)
+        options.append(seq)
+    return (options[0] if len(options) == 1 else Alt(tuple(options))), i
+
+
+def _seq(s: str, i: int) -> tuple[object, int]:
+    items = []
+    i = _skip(s, i)
+    while i < len(s) and s[i] not in "|)":
+        item, i = _atom(s, i)
+        if i < len(s) and s[i] in "*+?":
+            item = Rep(item, 1 if s[i] == "+" else 0, 1 if s[i] == "?" else None)
+            i += 1
+        items.append(item)
+        i = _skip(s, i)
+    return Seq(tuple(items)), i
+
+
+def _atom(s: str, i: int) -> tuple[object, int]:
+    c = s[i]
+    if c == '"':
+        out, i = [], i + 1
+        while s[i] != '"':
+            if s[i] == "\\":
+                out.append(_ESC[s[i + 1]])
+                i += 2
+            else:
+                out.append(s[i])
+                i += 1
+        return Lit("".join(out)), i + 1
+    if c == "[":
+        i += 1
+        negated = s[i] == "^"
+        i += negated
+        chars = set()
+        while s[i] != "]":
+            if s[i] == "\\":
+                chars.add(_ESC[s[i + 1]])
+                i += 2
+            else:
+                chars.add(s[i])
+                i += 1
+        return Cls(frozenset(chars), negated), i + 1
+    if c == "(":
+        expr, i = _alt(s, i + 1)
+        assert s[i] == ")"
+        return expr, i + 1
+    m = re.match(r"[a-zA-Z0-9_-]+", s[i:])
+    assert m, f"unexpected {s[i:]!r}"
+    return Ref(m.group()), i + m.end()
+
+
+def _match(rules: dict, expr: object, text: str, pos: int) -> frozenset[int]:
+    """All end positions of matches of `expr` at `pos`."""
+    if isinstance(expr, Lit):
+        return frozenset({pos + len(expr.text)}) if text.startswith(expr.text, pos) else frozenset()
+    if isinstance(expr, Cls):
+        ok = pos < len(text) and ((text[pos] in expr.chars) != expr.negated)
+        return frozenset({pos + 1}) if ok else frozenset()
+    if isinstance(expr, Ref):
+        return _match(rules, rules[expr.name], text, pos)
+    if isinstance(expr, Alt):
+        return frozenset().union(*(_match(rules, o, text, pos) for o in expr.options))
+    if isinstance(expr, Seq):
+        ends = frozenset({pos})
+        for item in expr.items:
+            ends = frozenset().union(*(_match(rules, item, text, p) for p in ends)) if ends else frozenset()
+        return ends
+    if isinstance(expr, Rep):
+        ends, frontier, count = (frozenset({pos}) if expr.low == 0 else frozenset()), frozenset({pos}), 0
+        while frontier and (expr.high is None or count < expr.high):
+            frontier = frozenset().union(*(_match(rules, expr.item, text, p) for p in frontier)) - {pos}
+            count += 1
+            if count >= expr.low:
+                new = frontier - ends
+                ends |= frontier
+                frontier = new
+        return ends
+    raise TypeError(expr)
+
+
+def accepts(grammar: str, text: str) -> bool:
+    """Whether the GBNF `grammar` (the subset the project writes) accepts all of `text`."""
+    rules = _parse_gbnf(grammar)
+    return len(text) in _match(rules, Ref("root"), text, 0)

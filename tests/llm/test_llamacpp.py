@@ -1,0 +1,135 @@
+"""The embedded llama.cpp backend end to end on the real 0.5B model (2 threads, short generations)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from situated.errors import BackendError
+
+llama_cpp = pytest.importorskip("llama_cpp", reason="needs llama-cpp-python")
+
+from situated.llm import load  # noqa: E402
+from situated.llm.llamacpp import LlamaCppLLM  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+ROBOT_PREFIX = (
+    "You write short robot programs. Available actions: walk(obj), grab(obj), open(obj), close(obj), "
+    "putin(obj, container), switchon(obj). Objects: kitchen, fridge, mug, sink, microwave, salmon, plate, "
+    "table, cabinet, bedroom, livingroom, tv, sofa, book, lamp.\n"
+) * 3
+
+ACTIONS_GRAMMAR = r"""
+root   ::= line line? line?
+line   ::= action "('" object "')\n"
+action ::= "walk" | "grab" | "open" | "close" | "switchon"
+object ::= "kitchen" | "fridge" | "mug" | "sink" | "microwave" | "salmon" | "tv" | "sofa"
+"""
+LINE = re.compile(r"(walk|grab|open|close|switchon)\('(kitchen|fridge|mug|sink|microwave|salmon|tv|sofa)'\)")
+
+
+@pytest.fixture(scope="module")
+def llm() -> LlamaCppLLM:
+    try:
+        model = load("llamacpp:qwen2.5-coder-0.5b", n_ctx=2048, n_threads=2)
+    except BackendError as exc:
+        if "is not installed" in str(exc):
+            pytest.skip(str(exc))
+        raise
+    assert isinstance(model, LlamaCppLLM)
+    return model
+
+
+def test_prefix_reuse_evaluates_only_new_tokens(llm: LlamaCppLLM) -> None:
+    prefix_tokens = llm.count_tokens(ROBOT_PREFIX)
+    first = llm.complete(ROBOT_PREFIX + "Task: heat the salmon.\n", max_tokens=2)
+    second = llm.complete(ROBOT_PREFIX + "Task: watch tv.\n", max_tokens=2)
+    assert first.prompt_tokens > prefix_tokens > 50
+    assert second.cached_tokens >= prefix_tokens - 1
+
+
+def test_alternating_prompts_both_stay_warm(llm: LlamaCppLLM) -> None:
+    main = ROBOT_PREFIX + "Task: put the mug in the sink.\ndef task():\n"
+    check = "Answer yes or no. " * 40 + "Is the mug in the sink?"
+    llm.complete(main, max_tokens=2)
+    llm.complete(check, max_tokens=2)
+    back = llm.complete(main + "\twalk('kitchen')\n", max_tokens=2)
+    again = llm.complete(check + " Is the fridge open?", max_tokens=2)
+    assert back.cached_tokens >= llm.count_tokens(main) - 1
+    assert again.cached_tokens >= llm.count_tokens(check) - 1
+
+
+def test_stop_sequence_cuts_the_text(llm: LlamaCppLLM) -> None:
+    done = llm.complete("def add(a, b):\n    return", stop=["\n"], max_tokens=20)
+    assert done.finish_reason == "stop"
+    assert "\n" not in done.text
+    assert "a" in done.text and "b" in done.text
+
+
+def test_max_tokens_reports_length(llm: LlamaCppLLM) -> None:
+    done = llm.complete("Count from one to one hundred: 1, 2, 3, 4,", max_tokens=5)
+    assert done.finish_reason == "length"
+    assert done.completion_tokens == 5
+    assert done.text.strip()
+
+
+def test_grammar_constrains_every_line(llm: LlamaCppLLM) -> None:
+    done = llm.complete(ROBOT_PREFIX + "Task: heat the salmon.\n", grammar=ACTIONS_GRAMMAR, max_tokens=24)
+    lines = done.text.splitlines()
+    assert 1 <= len(lines) <= 3
+    assert all(LINE.fullmatch(line) for line in lines), done.text
+
+
+PROMPTS = [
+    ROBOT_PREFIX + "Task: heat the salmon in the microwave.\n",
+    "grab('mug')\n",
+]
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_greedy_first_matches_full_grammar_sampling(llm: LlamaCppLLM, prompt: str) -> None:
+    full = LlamaCppLLM("qwen2.5-coder-0.5b", n_ctx=2048, n_threads=2, grammar_mode="full")
+    fast = llm.complete(prompt, grammar=ACTIONS_GRAMMAR, max_tokens=16)
+    plain = full.complete(prompt, grammar=ACTIONS_GRAMMAR, max_tokens=16)
+    assert fast.text == plain.text
+    assert fast.finish_reason == plain.finish_reason
+
+
+def test_greedy_first_matches_the_library_path_with_a_penalty(llm: LlamaCppLLM) -> None:
+    prompt = PROMPTS[0]
+    fast = llm.complete(prompt, grammar=ACTIONS_GRAMMAR, max_tokens=16, frequency_penalty=0.8)
+    library = llm._engine.llama.create_completion(
+        prompt,
+        max_tokens=16,
+        temperature=0.0,
+        frequency_penalty=0.8,
+        repeat_penalty=1.0,
+        grammar=llama_cpp.LlamaGrammar.from_string(ACTIONS_GRAMMAR),
+    )
+    assert fast.text == library["choices"][0]["text"]
+
+
+def test_json_answer_follows_the_schema(llm: LlamaCppLLM) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"action": {"enum": ["walk", "grab", "open"]}, "target": {"type": "string"}},
+        "required": ["action", "target"],
+        "additionalProperties": False,
+    }
+    messages = [
+        {"role": "user", "content": "The robot must open the fridge. Give the action and its target."}
+    ]
+    value = llm.json(messages, schema, max_tokens=40)
+    assert set(value) == {"action", "target"}
+    assert value["action"] in ("walk", "grab", "open")
+
+
+def test_bad_inputs_are_backend_errors(llm: LlamaCppLLM, tmp_path) -> None:
+    with pytest.raises(BackendError, match="invalid GBNF grammar"):
+        llm.complete("x", grammar="this is not a grammar", max_tokens=2)
+    with pytest.raises(BackendError, match="no such model file"):
+        load(f"llamacpp:{tmp_path / 'absent.gguf'}")
+    with pytest.raises(BackendError, match="context holds 2048"):
+        llm.complete("walk " * 2100, max_tokens=2)

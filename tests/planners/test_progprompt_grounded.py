@@ -1,0 +1,139 @@
+"""Grounded decoding: plans checked on a private copy of the scene, rejected statements replaced by the model.
+
+The mechanics are tested with a scripted model (the answers are fixed so that each path is taken); the real
+behaviour with recorded calls of the embedded 0.5B model (tests/cassettes/progprompt_qwen0.5b.jsonl).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fakes import ScriptedLLM, accepts
+from situated.actions import PROGPROMPT_SPACE
+from situated.datasets.progprompt import HouseholdTask, load_split
+from situated.envs.household import HouseholdEnv
+from situated.eval.household import household_episode, simulator_verifier
+from situated.interpreter import interpret
+from situated.planners.feedback import rejection_comment
+from situated.planners.progprompt import ProgPromptPlanner
+
+TASK = "put the soap in the bathroomcabinet"
+NOT_CLOSE = "grab barsoap: the character is not close to barsoap (id 34)"
+
+
+@pytest.fixture(scope="module")
+def soap_task(progprompt_data: Path) -> HouseholdTask:
+    return next(t for t in load_split(progprompt_data, "env1") if t.name == TASK)
+
+
+def plan(task: HouseholdTask, answers: list[str], examples: dict[str, str], repairs: int = 3):
+    llm = ScriptedLLM(list(answers))
+    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=repairs)
+    env = HouseholdEnv(task.initial_graph)
+    env.reset()
+    verify = simulator_verifier(HouseholdEnv(task.initial_graph))
+    result = planner.plan(task.name, env.object_names(), affordances=env.object_properties(), verify=verify)
+    return result, llm, env
+
+
+FORGETS_TO_WALK = ("# 0: grab soap\n\tgrab('barsoap')\n\tfind('bathroomcabinet')\n\topen('bathroomcabinet')\n"
+                   "\tputin('barsoap', 'bathroomcabinet')\n")
+REST = ("grab('barsoap')\n\tfind('bathroomcabinet')\n\topen('bathroomcabinet')\n"
+        "\tputin('barsoap', 'bathroomcabinet')\n\tclose('bathroomcabinet')\n")
+
+
+def test_a_rejected_call_is_replaced_and_the_plan_continued(examples: dict[str, str],
+                                                            soap_task: HouseholdTask) -> None:
+    result, llm, env = plan(soap_task, [FORGETS_TO_WALK, "find('barsoap')\n", REST], examples)
+    assert result.rejected == (f"line 3: grab('barsoap'): {NOT_CLOSE}",)
+    first, replacement, rest = llm.calls
+    note = "\t# " + rejection_comment("grab('barsoap')", NOT_CLOSE) + "\n\t"
+    # the model is told why, right where the rejected statement stood, and cannot write it again there
+    assert replacement["prompt"] == first["prompt"] + "# 0: grab soap\n" + note
+    assert not accepts(replacement["grammar"], "grab('barsoap')\n")
+    assert accepts(replacement["grammar"], "find('barsoap')\n")
+    assert accepts(replacement["grammar"], "grab('toothpaste')\n")  # only the rejected call is excluded
+    # the note is not kept: the rest is written after a clean plan
+    assert rest["prompt"] == first["prompt"] + "# 0: grab soap\n\tfind('barsoap')\n\t"
+    assert "not possible" not in result.text
+    trace = interpret(result.program, env)
+    assert trace.attempted == 6 and trace.executed == 6
+    assert "barsoap INSIDE bathroomcabinet" in env.conditions()
+
+
+def test_rejections_at_one_place_accumulate(examples: dict[str, str], soap_task: HouseholdTask) -> None:
+    wrong_fix = "putin('barsoap', 'bathroomcabinet')\n"  # fails too: the soap is not held
+    answers = [FORGETS_TO_WALK, wrong_fix, "close('bathroomcabinet')\n", "find('barsoap')\n", REST]
+    result, llm, _ = plan(soap_task, answers, examples)
+    assert [r.split(": ")[1] for r in result.rejected] == ["grab('barsoap')", "putin('barsoap', 'bathroomcabinet')"]
+    second_fix = llm.calls[3]
+    assert second_fix["prompt"].count("is not possible") == 2
+    for banned in ("grab('barsoap')\n", wrong_fix):
+        assert not accepts(second_fix["grammar"], banned)
+    assert result.text.count("\n") == 8 and "\tfind('barsoap')\n\tgrab('barsoap')" in result.text
+
+
+def test_the_budget_bounds_the_rewrites_and_keeps_the_last_plan(examples: dict[str, str],
+                                                               soap_task: HouseholdTask) -> None:
+    answers = [FORGETS_TO_WALK, "putin('barsoap', 'bathroomcabinet')\n", "close('bathroomcabinet')\n"]
+    result, llm, env = plan(soap_task, answers, examples, repairs=1)
+    assert len(llm.calls) == 3 and result.repairs == 1
+    trace = interpret(result.program, env)
+    assert trace.first_failure is not None and trace.first_failure.call == "putin('barsoap', 'bathroomcabinet')"
+
+
+def test_the_model_may_end_the_plan_instead(examples: dict[str, str], soap_task: HouseholdTask) -> None:
+    result, _, _ = plan(soap_task, [FORGETS_TO_WALK, "\n"], examples)
+    assert result.text == "def put_the_soap_in_the_bathroomcabinet():\n\t# 0: grab soap\n"
+    assert result.repairs == 1 and len(result.program.body) == 1
+
+
+def test_without_repairs_the_plan_is_the_models_first_answer(examples: dict[str, str],
+                                                             soap_task: HouseholdTask) -> None:
+    result, llm, _ = plan(soap_task, [FORGETS_TO_WALK], examples, repairs=0)
+    assert len(llm.calls) == 1 and result.repairs == 0 and "grab('barsoap')" in result.text
+
+
+def test_an_episode_checks_plans_on_a_private_copy(examples: dict[str, str], soap_task: HouseholdTask) -> None:
+    planner = ProgPromptPlanner(ScriptedLLM([FORGETS_TO_WALK, "find('barsoap')\n", REST]), PROGPROMPT_SPACE,
+                                examples, max_repairs=2)
+    episode = household_episode(soap_task, 0, planner)
+    assert episode.details["repairs"] == 1
+    assert episode.details["rejected"] == [f"line 3: grab('barsoap'): {NOT_CLOSE}"]
+    assert episode.metrics["exec"] == 1.0 and episode.details["attempted"] == 6  # its scene saw the final plan only
+    assert episode.metrics["gcr"] > 0
+
+
+def test_an_action_rejected_twice_at_one_place_is_not_offered_again(examples: dict[str, str],
+                                                                    soap_task: HouseholdTask) -> None:
+    answers = [FORGETS_TO_WALK, "grab('toothpaste')\n", "close('bathroomcabinet')\n", "find('barsoap')\n", REST]
+    result, llm, env = plan(soap_task, answers, examples)
+    assert "toothpaste" in env.object_names() and result.repairs == 2
+    third = llm.calls[3]["grammar"]
+    assert not accepts(third, "grab('toothbrush')\n") and accepts(third, "find('barsoap')\n")
+    assert accepts(llm.calls[1]["grammar"], "grab('toothbrush')\n")
+
+
+def test_writing_stops_at_the_first_piece_with_a_failure(examples: dict[str, str],
+                                                         soap_task: HouseholdTask) -> None:
+    # the model would go on for long; the plan is checked piece by piece and cut after the failing grab
+    # (the first answer is written whole, as in open-loop decoding; the rest after a replacement in pieces)
+    cut = ("open('bathroomcabinet')\n\tgrab('barsoap')\n\tfind('bathro", "length")
+    rest = "grab('barsoap')\n\tfind('bathroomcabinet')\n\tputin('barsoap', 'bathroomcabinet')\n"
+    answers = [FORGETS_TO_WALK, "find('bathroomcabinet')\n", cut, "find('barsoap')\n", rest]
+    result, llm, env = plan(soap_task, answers, examples)
+    assert len(llm.calls) == 5 and llm.calls[0]["max_tokens"] == 600 and llm.calls[2]["max_tokens"] < 600
+    assert llm.calls[3]["prompt"].endswith("\topen('bathroomcabinet')\n\t# " + rejection_comment(
+        "grab('barsoap')", NOT_CLOSE) + "\n\t")
+    trace = interpret(result.program, env)
+    assert trace.first_failure is None and "barsoap INSIDE bathroomcabinet" in env.conditions()
+
+
+def test_a_piece_without_failure_is_continued(examples: dict[str, str], soap_task: HouseholdTask) -> None:
+    pieces = [FORGETS_TO_WALK, "find('barsoap')\n", ("grab('barsoap')\n\tfind('bathroomcabinet')\n\tope", "length"),
+              "open('bathroomcabinet')\n\tputin('barsoap', 'bathroomcabinet')\n"]
+    result, llm, _ = plan(soap_task, pieces, examples)
+    assert len(llm.calls) == 4 and result.repairs == 1
+    assert llm.calls[3]["prompt"].endswith("\tfind('barsoap')\n\tgrab('barsoap')\n\tfind('bathroomcabinet')\n\t")
