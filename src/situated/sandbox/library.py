@@ -137,7 +137,7 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def check_name(value: object, field: str = "name") -> str:
+def _check_name(value: object, field: str = "name") -> str:
     """`value` if it is a valid name (``[a-z_][a-z0-9_]*``, at most 64 characters, not a Python keyword)."""
     if not isinstance(value, str):
         raise _Invalid(field, f"must be a string, not {type(value).__name__}")
@@ -164,7 +164,7 @@ def _check_names(value: object, field: str, limit: int, *, unique: bool) -> tupl
         raise _Invalid(field, "must be a list of names")
     if len(value) > limit:
         raise _Invalid(field, f"has {len(value)} entries, more than {limit}")
-    names = tuple(check_name(item, f"{field}[{i}]") for i, item in enumerate(value))
+    names = tuple(_check_name(item, f"{field}[{i}]") for i, item in enumerate(value))
     if unique and len(set(names)) != len(names):
         raise _Invalid(field, "repeats a name")
     return names
@@ -564,7 +564,7 @@ class SkillLibrary:
     def log(self, session: int, kind: str, payload: Mapping[str, Any] | None = None) -> None:
         """Append an event (`kind` a name such as ``confirmation``, ``correction``, ``teach``, ``skill_failure``)."""
         with self._guard():
-            check_name(kind, "event kind")
+            _check_name(kind, "event kind")
             text = _check_json({} if payload is None else payload, "payload", MAX_PAYLOAD_BYTES)
         with self._write() as db:
             self._open_session(db, session)
@@ -887,14 +887,14 @@ def _list(value: object, field: str) -> list[Any]:
 
 
 def _object_row(name: object, position: object, description: object, source: object, field: str) -> dict[str, Any]:
-    return {"name": check_name(name, f"{field} name"), "position": _check_position(position, "position"),
+    return {"name": _check_name(name, f"{field} name"), "position": _check_position(position, "position"),
             "description": _check_text(description, "description", MAX_DOC),
             "source": _check_choice(source, "source", SOURCES)}
 
 
 def _behaviour_row(name: object, params: object, doc: object, body: object, calls: object, depth: object,
                    field: str) -> dict[str, Any]:
-    return {"name": check_name(name, f"{field} name"),
+    return {"name": _check_name(name, f"{field} name"),
             "params": _check_names(params, "params", MAX_PARAMS, unique=True),
             "doc": _check_text(doc, "doc", MAX_DOC), "body": _check_text(body, "body", MAX_BODY),
             "calls": _check_names(calls, "calls", MAX_CALLS, unique=False),
@@ -903,7 +903,7 @@ def _behaviour_row(name: object, params: object, doc: object, body: object, call
 
 def _skill_row(name: object, params: object, doc: object, weights: object, kind: object,
                field: str) -> dict[str, Any]:
-    return {"name": check_name(name, f"{field} name"),
+    return {"name": _check_name(name, f"{field} name"),
             "params": _check_names(params, "params", MAX_PARAMS, unique=True),
             "doc": _check_text(doc, "doc", MAX_DOC), "weights": _check_json(weights, "weights", MAX_WEIGHTS_BYTES),
             "kind": _check_choice(kind, "kind", SKILL_KINDS)}
@@ -927,7 +927,7 @@ def _import_plan(document: object) -> _ImportPlan:
         for i, entry in enumerate(_list(top[key], key)):
             field = f"{key}[{i}]"
             entry = _fields(entry, field, {"name", "versions"})
-            name = check_name(entry["name"], f"{field}.name")
+            name = _check_name(entry["name"], f"{field}.name")
             if name in seen:
                 raise _Invalid(f"{field}.name", f"{name!r} appears twice")
             seen.add(name)
@@ -971,7 +971,7 @@ def _import_plan(document: object) -> _ImportPlan:
             where = f"{field}.events[{j}]"
             e = _fields(event, where, {"kind", "payload", "at"})
             try:
-                session["events"].append({"kind": check_name(e["kind"], "kind"),
+                session["events"].append({"kind": _check_name(e["kind"], "kind"),
                                           "payload": _check_json(e["payload"], "payload", MAX_PAYLOAD_BYTES),
                                           "at": _check_number(e["at"], "at")})
             except _Invalid as err:
