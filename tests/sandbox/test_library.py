@@ -334,8 +334,8 @@ def _newer(path: Path) -> None:
 
 def _corrupt(path: Path) -> None:
     with SkillLibrary.open(path) as lib:
-        for i in range(200):
-            lib.add_behaviour(f"b{i}", ["obj"], "x" * 500, PACK_BODY)
+        for i in range(40):
+            lib.add_behaviour(f"b{i}", ["obj"], "x" * 2000, PACK_BODY)
     data = bytearray(path.read_bytes())
     assert len(data) > 8 * 4096
     data[4096 * 3:4096 * 6] = random.Random(0).randbytes(4096 * 3)
