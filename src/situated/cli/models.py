@@ -1,7 +1,11 @@
-"""Opening a model by URI for the commands: a progress bar while embedded weights are assembled, optional cassette."""
+"""Opening a model by URI for the commands: a progress bar while embedded weights are assembled, optional cassette;
+and the options every evaluation command shares to say where its episodes run (`--executor`, `--jobs`,
+`--ray-address`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -9,16 +13,22 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ..eval.executors import EXECUTORS, Executor, ModelSpec, choose_executor
 from ..llm import LLM, load
 
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server (else OPENAI_BASE_URL).")]
 ThreadsOpt = Annotated[int | None, typer.Option("--threads", help="llama.cpp threads (default: all cores).")]
+ExecutorOpt = Annotated[str, typer.Option(
+    "--executor", help=f"Where episodes run: {'|'.join(EXECUTORS)} (local: this process; with --jobs N an embedded "
+                       "model decodes N episodes together, otherwise N worker processes or server threads).")]
+JobsOpt = Annotated[int, typer.Option("--jobs", help="Episodes at once (sequences, processes or Ray CPUs).")]
+RayAddressOpt = Annotated[str | None, typer.Option(
+    "--ray-address", help="Ray cluster to run on (else RAY_ADDRESS, else a local Ray instance).")]
 
 
-def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "replay", threads: int | None = None,
-               base_url: str | None = None, console: Console | None = None) -> LLM:
-    """Load `uri` (`llamacpp:...` or `openai:...`), optionally recording/replaying its calls in `cassette`."""
-    console = console or Console(stderr=True)
+@contextmanager
+def _weights_bar(console: Console) -> Iterator[Callable[[int, int], None]]:
+    """A progress callback drawing a bar while embedded weights are assembled (nothing when none are)."""
     bars: list[Progress] = []
 
     def on_bytes(done: int, total: int) -> None:
@@ -30,20 +40,47 @@ def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "
             bars.append(bar)
         bars[0].update(bars[0].task_ids[0], completed=done, total=total)
 
-    opts: dict[str, Any] = {}
-    if uri.startswith("llamacpp:"):
-        opts["progress"] = on_bytes
-        if threads is not None:
-            opts["n_threads"] = threads
-    elif base_url is not None:
-        opts["base_url"] = base_url
     try:
+        yield on_bytes
+    finally:
+        for bar in bars:
+            bar.stop()
+
+
+def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "replay", threads: int | None = None,
+               base_url: str | None = None, console: Console | None = None) -> LLM:
+    """Load `uri` (`llamacpp:...` or `openai:...`), optionally recording/replaying its calls in `cassette`."""
+    console = console or Console(stderr=True)
+    opts: dict[str, Any] = {}
+    with _weights_bar(console) as on_bytes:
+        if uri.startswith("llamacpp:"):
+            opts["progress"] = on_bytes
+            if threads is not None:
+                opts["n_threads"] = threads
+        elif base_url is not None:
+            opts["base_url"] = base_url
         with console.status(f"loading {uri}"):
             if cassette is not None:
                 from ..llm.cassette import wrap
 
                 return wrap(uri, cassette, mode=cassette_mode, **opts)
             return load(uri, **opts)
-    finally:
-        for bar in bars:
-            bar.stop()
+
+
+def evaluation_model(uri: str, *, executor: str, jobs: int, ray_address: str | None = None,
+                     cassette: Path | None = None, cassette_mode: str = "replay", threads: int | None = None,
+                     base_url: str | None = None, console: Console | None = None) -> tuple[Executor, ModelSpec]:
+    """The executor for `--executor/--jobs/--ray-address` and how its workers open `uri`. Embedded weights are
+    assembled here first (with a progress bar), so that workers on this machine only load them."""
+    spec = ModelSpec(uri, base_url=base_url, threads=threads, cassette=str(cassette.resolve()) if cassette else None,
+                     cassette_mode=cassette_mode)
+    chosen, spec = choose_executor(executor, jobs, spec, ray_address=ray_address)
+    if spec is not None and spec.loads_weights:
+        from ..llm.models import REGISTRY, ensure_model
+
+        name = uri.partition(":")[2]
+        if name in REGISTRY:
+            with _weights_bar(console or Console(stderr=True)) as on_bytes:
+                ensure_model(name, progress=on_bytes)
+    assert spec is not None
+    return chosen, spec

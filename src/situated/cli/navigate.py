@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -26,10 +26,12 @@ from ..datasets.map2seq import NavDataset, examples_dir, load_split
 from ..envs.streets.env import DATASETS, MAX_STEPS, NavInstance, StreetEnv
 from ..envs.streets.graph import StreetGraph
 from ..envs.streets.visibility import NoVisibility, VisibilitySource
-from ..envs.streets.visibility_kinds import make_visibility
 from ..errors import SituatedError
+from ..eval.executors import choose_executor
 from ..eval.navigation import (
-    evaluate_navigation,
+    NavigationJob,
+    VisibilitySpec,
+    evaluate_navigation_job,
     navigation_config,
     navigation_episode,
     navigation_summary,
@@ -38,7 +40,7 @@ from ..eval.navigation import (
 from ..eval.report import draw_route, navigation_table
 from ..planners.nav_baselines import AGENTS, make_agent
 from . import app
-from .models import BaseUrlOpt, open_model
+from .models import BaseUrlOpt, ExecutorOpt, JobsOpt, RayAddressOpt, evaluation_model, open_model
 from .progress import episode_progress
 
 navigate_app = typer.Typer(
@@ -80,6 +82,10 @@ def _agent_label(agent: str, seed: int, model: str | None) -> str:
     if agent == "llm" and model:
         return "llm-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in model)
     return agent
+
+
+def _text(path: Path | None) -> str | None:
+    return str(path.resolve()) if path is not None else None
 
 
 def _env(graph: StreetGraph, agent: str, visibility: VisibilitySource) -> StreetEnv:
@@ -132,6 +138,9 @@ def navigate(
     out: Annotated[
         Path | None, typer.Option("--out", help="Directory for resumable per-episode results (JSON lines).")
     ] = None,
+    executor: ExecutorOpt = "local",
+    jobs: JobsOpt = 1,
+    ray_address: RayAddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of the metrics.")] = False,
 ) -> None:
     """Run an agent over a split and report TC, SPD and KPA."""
@@ -141,27 +150,33 @@ def navigate(
     if limit is not None and limit < 1:
         raise SituatedError("--limit must be at least 1")
     loaded = _load(data, split, dataset)
-    visibility = make_visibility(landmarks, file=landmarks_file, panoramas=panoramas, stats=clip_stats,
-                                 weights=clip_weights, model=clip_model,
-                                 centers={p: float(n.yaw) for p, n in loaded.graph.nodes.items()})
+    assert data is not None
+    seen = VisibilitySpec(landmarks, file=_text(landmarks_file), panoramas=_text(panoramas), stats=_text(clip_stats),
+                          weights=_text(clip_weights), model=clip_model)
     instances = loaded.instances[:limit] if limit is not None else loaded.instances
-    llm = None
-    if agent == "llm" or extract_landmarks:
-        if not model:
-            who = "the llm agent needs" if agent == "llm" else "--extract-landmarks needs"
-            raise SituatedError(f"{who} a model: --model URI (e.g. llamacpp:qwen2.5-coder-1.5b)")
-        llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
-    if extract_landmarks and llm is not None:
+    if (agent == "llm" or extract_landmarks) and not model:
+        who = "the llm agent needs" if agent == "llm" else "--extract-landmarks needs"
+        raise SituatedError(f"{who} a model: --model URI (e.g. llamacpp:qwen2.5-coder-1.5b)")
+    if extract_landmarks and model:
         from ..planners.landmarks import LandmarkExtractor, with_landmarks
 
+        llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
         with Console(stderr=True).status("extracting landmarks"):
             instances = tuple(with_landmarks(instances, LandmarkExtractor(llm)))
-    opts: dict[str, Any] = {"graph": loaded.graph, "seed": seed, "llm": llm}
-    if agent == "llm" and data is not None:
+    spec = None
+    if agent == "llm" and model:
+        runner, spec = evaluation_model(model, executor=executor, jobs=jobs, ray_address=ray_address,
+                                        cassette=cassette, cassette_mode=cassette_mode, threads=threads,
+                                        base_url=base_url)
+    else:
+        runner, _ = choose_executor(executor, jobs, ray_address=ray_address)
+    examples: tuple = ()
+    if agent == "llm":
         with Console(stderr=True).status("replaying example routes"):
             examples_source = load_split(examples_data or examples_dir(data, loaded.name), "dev")
-            opts["examples"] = velma_examples(examples_source, seed=seed)
-    nav_agent = make_agent(agent, **opts)
+            examples = velma_examples(examples_source, seed=seed)
+    job = NavigationJob(agent, str(data.resolve()), dataset=loaded.name, seed=seed, model=spec, examples=examples,
+                        visibility=seen, max_steps=None if agent == "gold" else MAX_STEPS, graph=loaded.graph)
     store = None
     if out is not None:
         label = _agent_label(agent, seed, model) + ("-extracted" if extract_landmarks else "")
@@ -172,8 +187,7 @@ def navigate(
         landmarks=landmarks, landmarks_file=str(landmarks_file) if landmarks_file else None,
         examples_data=str(examples_data) if examples_data else None, extract_landmarks=extract_landmarks)
     with episode_progress(Console(stderr=True), f"{loaded.name} {split} · {agent}", quiet=as_json) as progress:
-        episodes = evaluate_navigation(_env(loaded.graph, agent, visibility), nav_agent, instances, out=store,
-                                       config=config, on_progress=progress)
+        episodes = evaluate_navigation_job(job, instances, runner, out=store, config=config, on_progress=progress)
     summary = navigation_summary(episodes)
     console = Console()
     console.print(navigation_table(summary, f"{loaded.name} {split} — {agent} agent ({summary['n']} episodes)"))

@@ -13,7 +13,7 @@ from rich.markup import escape
 from ..datasets.progprompt import load_example_plans
 from ..envs.household import HouseholdEnv
 from ..errors import DataError, SituatedError
-from ..eval.household import evaluate_household, household_config, plan_and_run
+from ..eval.household import HouseholdJob, evaluate_household_job, household_config, plan_and_run
 from ..eval.report import household_line, household_summary, household_table
 from ..eval.store import fingerprint
 from ..planners.assertion_check import ASSERT_CHECKS, assertion_check
@@ -21,7 +21,7 @@ from ..planners.factory import household_planner_factory
 from ..planners.feedback import DEFAULT_REPAIRS
 from ..program import format_program
 from . import app
-from .models import BaseUrlOpt, ThreadsOpt, open_model
+from .models import BaseUrlOpt, ExecutorOpt, JobsOpt, RayAddressOpt, ThreadsOpt, evaluation_model, open_model
 from .progress import episode_progress
 from .render import TraceWriter, print_changes
 
@@ -135,7 +135,9 @@ def eval_progprompt(
     cassette: Annotated[Path | None, typer.Option(help="Record/replay LLM calls in this file.")] = None,
     cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "replay",
     out: Annotated[Path | None, typer.Option(help="Output folder (episodes.jsonl); reruns resume.")] = None,
-    jobs: Annotated[int, typer.Option(help="Parallel episodes (servers only; 1 for an embedded model).")] = 1,
+    executor: ExecutorOpt = "local",
+    jobs: JobsOpt = 1,
+    ray_address: RayAddressOpt = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of the scores.")] = False,
 ) -> None:
@@ -144,8 +146,6 @@ def eval_progprompt(
 
     if assert_check not in ASSERT_CHECKS:
         raise SituatedError(f"--assert-check must be one of {', '.join(ASSERT_CHECKS)}, not {assert_check!r}")
-    if jobs > 1 and model.startswith("llamacpp:"):
-        raise SituatedError("--jobs must be 1 with an embedded model (one model per process)")
     if langprompt and replan:
         raise SituatedError("--replan needs ProgPrompt (LangPrompt plans are not programs)")
     if limit is not None and limit < 1:
@@ -164,14 +164,13 @@ def eval_progprompt(
         split=split, data=str(data.resolve()), initial_graph=str(initial_graph.resolve()) if initial_graph else None,
         repairs=repairs, assert_check=assert_check)
     err = Console(stderr=True)
-    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
-                     console=err)
-    factory = household_planner_factory(llm, plans, n_examples=examples, ablation=ablation, grammar=not no_grammar,
-                                        langprompt=langprompt, seed=seed, max_repairs=repairs)
+    runner, spec = evaluation_model(model, executor=executor, jobs=jobs, ray_address=ray_address, cassette=cassette,
+                                    cassette_mode=cassette_mode, threads=threads, base_url=base_url, console=err)
+    job = HouseholdJob(spec, tuple(plans.items()), n_examples=examples, ablation=ablation, grammar=not no_grammar,
+                       langprompt=langprompt, repairs=repairs, assert_check=assert_check, replan=replan, seed=seed)
     with episode_progress(err, f"{split} × {runs}", quiet=as_json) as on_progress:
-        episodes = evaluate_household(tasks, factory, runs=runs, out=out, config=config, jobs=jobs,
-                                      condition_check=lambda planner: assertion_check(assert_check, planner.llm),
-                                      replan=replan, seed=seed, on_progress=on_progress)
+        episodes = evaluate_household_job(tasks, job, runner, runs=runs, out=out, config=config,
+                                          on_progress=on_progress)
     console = Console(highlight=False)
     console.print(household_table(episodes, f"{variant} on {split} with {model} ({runs} run{'s' if runs > 1 else ''})"))
     console.print(f"{household_line(episodes)}  → {out}")

@@ -18,11 +18,15 @@ from ..envs.base import ConditionCheck, Environment, symbolic_check
 from ..envs.household import HouseholdEnv
 from ..errors import DataError, SituatedError
 from ..interpreter import Limits, interpret
+from ..planners.assertion_check import ASSERT_CHECKS, assertion_check
 from ..planners.base import Planner, PlanResult
+from ..planners.factory import household_planner_factory
 from ..planners.feedback import Verifier, failure_comment
+from ..planners.progprompt_prompt import ABLATIONS
 from ..program import Program
 from ..trace import StepEvent, Trace
 from .episode import Episode
+from .executors import EpisodeFn, Executor, ModelSpec
 from .household_metrics import as_metrics, score_episode
 from .runner import Progress, cost_of, run_episodes
 from .store import ResultsStore, fingerprint
@@ -167,6 +171,46 @@ def household_episode_fn(planner_factory: Callable[[], Planner],
     return make
 
 
+@dataclass(frozen=True)
+class HouseholdJob:
+    """A household evaluation's episodes as data, for any executor: how to open the model, the planner's
+    settings and the episode's. `build()` (in the worker, once) opens the model, makes the ProgPrompt (or
+    LangPrompt) planner and its assertion check, and returns the episode function."""
+
+    model: ModelSpec
+    examples: tuple[tuple[str, str], ...]
+    """Example plans as (function name, program text) pairs."""
+    n_examples: int = 3
+    ablation: str = "full"
+    grammar: bool = True
+    langprompt: bool = False
+    repairs: int = 0
+    assert_check: str = "symbolic"
+    replan: int = 0
+    seed: int = 0
+    limits: Limits = DEFAULT_LIMITS
+
+    def __post_init__(self) -> None:
+        if self.ablation not in ABLATIONS:
+            raise SituatedError(f"--ablation must be one of {', '.join(ABLATIONS)}, not {self.ablation!r}")
+        if self.assert_check not in ASSERT_CHECKS:
+            raise SituatedError(f"--assert-check must be one of {', '.join(ASSERT_CHECKS)}, "
+                                f"not {self.assert_check!r}")
+        if self.repairs < 0 or self.replan < 0:
+            raise SituatedError(f"--repairs and --replan must be >= 0, got {self.repairs} and {self.replan}")
+
+    def planner_factory(self, llm: Any) -> Callable[[], Planner]:
+        return household_planner_factory(llm, dict(self.examples), n_examples=self.n_examples,
+                                         ablation=self.ablation, grammar=self.grammar, langprompt=self.langprompt,
+                                         seed=self.seed, max_repairs=self.repairs)
+
+    def build(self) -> EpisodeFn:
+        planner = self.planner_factory(self.model.open())()
+        check = assertion_check(self.assert_check, getattr(planner, "llm", None))
+        return lambda task, run: household_episode(task, run, planner, condition_check=check, replan=self.replan,
+                                                   seed=self.seed, limits=self.limits)
+
+
 def household_config(tasks: Sequence[HouseholdTask], **settings: Any) -> dict[str, Any]:
     """The configuration key of a household evaluation: every setting that changes results, plus digests of
     the tasks (scripts and graphs) so that a rerun over other data is not taken for a resume."""
@@ -188,3 +232,15 @@ def evaluate_household(tasks: Sequence[HouseholdTask], planner_factory: Callable
     make = household_episode_fn(planner_factory, condition_check, replan=replan, seed=seed, limits=limits)
     with ResultsStore(out, {**config, "replan": replan, "seed": seed}, system="household") as store:
         return run_episodes(tasks, runs, make, store, jobs=jobs, on_progress=on_progress)
+
+
+def evaluate_household_job(tasks: Sequence[HouseholdTask], job: HouseholdJob, executor: Executor, *, runs: int = 1,
+                           out: Path | None, config: Mapping[str, Any],
+                           on_progress: Progress | None = None) -> list[Episode]:
+    """Evaluate `job` on `tasks` × `runs` with `executor` (in this process, worker processes or Ray), resuming
+    from `out` (None: in memory). The store's configuration is `config` plus the job's replan and seed, as
+    `evaluate_household` writes it, so either can resume the other's run."""
+    for task in tasks:
+        check_task(task)
+    with ResultsStore(out, {**config, "replan": job.replan, "seed": job.seed}, system="household") as store:
+        return run_episodes(tasks, runs, job, store, executor=executor, on_progress=on_progress)

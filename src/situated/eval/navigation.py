@@ -9,20 +9,24 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ..datasets.map2seq import NavDataset
-from ..envs.streets.env import NavInstance, StreetEnv
-from ..envs.streets.graph import StreetGraph
+from ..datasets.map2seq import NavDataset, detect_dataset, graph_dir
+from ..envs.streets.env import MAX_STEPS, NavInstance, StreetEnv
+from ..envs.streets.graph import StreetGraph, load_graph
 from ..envs.streets.oracle import gold_actions
 from ..envs.streets.visibility import VisibilitySource
+from ..envs.streets.visibility_kinds import VISIBILITY_KINDS, make_visibility
 from ..errors import DataError, SituatedError
 from ..interpreter import interpret
-from ..planners.nav_baselines import NavAgent
+from ..planners.nav_baselines import AGENTS, NavAgent, make_agent
 from ..planners.velma import Example
 from ..program import Call, Program
 from ..trace import ObservationEvent, StepEvent, Trace
 from .episode import Cost, Episode
+from .executors import EpisodeFn, Executor, ModelSpec
 from .navigation_metrics import as_metrics, episode_metrics
 from .runner import Progress, run_episodes
 from .store import ResultsStore, fingerprint
@@ -141,3 +145,80 @@ def evaluate_navigation(env: StreetEnv, agent: NavAgent, instances: Sequence[Nav
     with ResultsStore(out, config, system="navigation") as store:
         return run_episodes(instances, 1, lambda: lambda instance, run: navigation_episode(env, agent, instance, run),
                             store, on_progress=on_progress)
+
+
+@dataclass(frozen=True)
+class VisibilitySpec:
+    """Which landmarks an agent sees (`envs.streets.visibility_kinds.make_visibility`'s options), as data."""
+
+    kind: str = "none"
+    file: str | None = None
+    panoramas: str | None = None
+    stats: str | None = None
+    weights: str | None = None
+    model: str = "ViT-B-32"
+
+    def __post_init__(self) -> None:  # the cheap checks of make_visibility, before any worker starts
+        if self.kind not in VISIBILITY_KINDS:
+            raise DataError(f"--landmarks must be one of {', '.join(VISIBILITY_KINDS)}, not {self.kind!r}")
+        if self.kind == "file" and self.file is None:
+            raise DataError("--landmarks file needs --landmarks-file F (a situated-visibility/1 JSON file)")
+        if self.kind == "clip" and None in (self.panoramas, self.stats, self.weights):
+            raise DataError("--landmarks clip needs --panoramas DIR, --clip-stats F and --clip-weights F")
+
+    def make(self, graph: StreetGraph) -> VisibilitySource:
+        def path(value: str | None) -> Path | None:
+            return Path(value) if value is not None else None
+
+        return make_visibility(self.kind, file=path(self.file), panoramas=path(self.panoramas),
+                               stats=path(self.stats), weights=path(self.weights), model=self.model,
+                               centers={p: float(n.yaw) for p, n in graph.nodes.items()})
+
+
+@dataclass(frozen=True)
+class NavigationJob:
+    """A navigation evaluation's episodes as data, for any executor: the agent, where the street graph is, what
+    the agent sees, its model and solved examples (the LLM agent), the step limit. `build()` (in the worker,
+    once) loads the graph, opens the model, makes the agent and the environment.
+
+    `graph` may carry the graph already loaded in this process; it is never sent to another process (workers
+    load it from `data`)."""
+
+    agent: str
+    data: str
+    """The dataset directory (its `graph/`, or a sibling's: `datasets.map2seq.graph_dir`)."""
+    dataset: str | None = None
+    seed: int = 0
+    model: ModelSpec | None = None
+    examples: tuple[Example, ...] = ()
+    visibility: VisibilitySpec = VisibilitySpec()
+    max_steps: int | None = MAX_STEPS
+    graph: StreetGraph | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.agent not in AGENTS:
+            raise SituatedError(f"--agent must be one of {', '.join(AGENTS)}, not {self.agent!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "graph": None}
+
+    def load_graph(self) -> StreetGraph:
+        if self.graph is not None:
+            return self.graph
+        return load_graph(graph_dir(self.data, self.dataset or detect_dataset(self.data)))
+
+    def build(self) -> EpisodeFn:
+        graph = self.load_graph()
+        llm = self.model.open() if self.model is not None else None
+        agent = make_agent(self.agent, graph=graph, seed=self.seed, llm=llm, examples=self.examples)
+        env = StreetEnv(graph, self.visibility.make(graph), max_steps=self.max_steps)
+        return lambda instance, run: navigation_episode(env, agent, instance, run)
+
+
+def evaluate_navigation_job(job: NavigationJob, instances: Sequence[NavInstance], executor: Executor, *,
+                            out: Path | None, config: Mapping[str, object],
+                            on_progress: Progress | None = None) -> list[Episode]:
+    """Run `job`'s agent on every instance (one run each) with `executor`, resuming from the results store
+    `out` (None: in memory); the same store as `evaluate_navigation` writes."""
+    with ResultsStore(out, config, system="navigation") as store:
+        return run_episodes(instances, 1, job, store, executor=executor, on_progress=on_progress)

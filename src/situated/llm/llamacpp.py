@@ -146,6 +146,52 @@ def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return n
 
 
+def model_path(target: str, progress: Progress | None = None) -> Path:
+    """The GGUF file of `llamacpp:<target>`: an embedded model (assembled on first use) or a path."""
+    if target in REGISTRY:
+        return ensure_model(target, progress=progress)
+    path = Path(target).expanduser()
+    if not path.is_file():
+        known = ", ".join(sorted(REGISTRY))
+        raise BackendError(f"llamacpp:{target}: no such model file {path} (embedded models: {known})")
+    return path
+
+
+def chat_prompt(model: Any, metadata: dict[str, str], messages: list[dict]) -> str:
+    """`messages` rendered with the chat template in `metadata` (ChatML when the GGUF carries none);
+    `model` is the `llama_cpp._internals.LlamaModel` whose BOS/EOS pieces the template may use."""
+    template = metadata.get("tokenizer.chat_template")
+    if not template:
+        parts = [f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages]
+        return "".join(parts) + "<|im_start|>assistant\n"
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    def piece(token: int) -> str:
+        return model.token_get_text(token) if token >= 0 else ""
+
+    formatter = Jinja2ChatFormatter(
+        template=template,
+        eos_token=piece(model.token_eos()),
+        bos_token=piece(model.token_bos()),
+        add_generation_prompt=True,
+    )
+    return formatter(messages=messages).prompt
+
+
+def json_answer(llm: Any, messages: list[dict], schema: dict, *, max_tokens: int, temperature: float,
+                seed: int) -> Any:
+    """`llm.json` for the embedded backends: the chat prompt completed under the schema's grammar, then parsed."""
+    try:
+        grammar = json_schema_to_gbnf(jsonlib.dumps(schema))
+    except (ValueError, KeyError, TypeError, NotImplementedError) as exc:
+        raise BackendError(f"{llm.uri}: cannot turn the JSON schema into a grammar: {exc}") from None
+    done = llm.complete(llm.chat_prompt(messages), max_tokens=max_tokens, temperature=temperature,
+                        grammar=grammar, seed=seed)
+    if done.finish_reason == "length":
+        raise BackendError(f"{llm.uri}: JSON answer cut off at max_tokens={max_tokens}: {done.text[:80]!r}")
+    return parse_json(done.text, schema, llm.uri)
+
+
 class LlamaCppLLM:
     """`llamacpp:<name>` (embedded model from the registry) or `llamacpp:<path.gguf>`.
 
@@ -173,13 +219,7 @@ class LlamaCppLLM:
         self.uri = f"llamacpp:{target}"
         self.grammar_mode = grammar_mode
         self.reuse_prefix = reuse_prefix
-        if target in REGISTRY:
-            path = ensure_model(target, progress=progress)
-        else:
-            path = Path(target).expanduser()
-            if not path.is_file():
-                known = ", ".join(sorted(REGISTRY))
-                raise BackendError(f"{self.uri}: no such model file {path} (embedded models: {known})")
+        path = model_path(target, progress)
         self.path = path
         self._engine = _engine(path, n_ctx, n_threads or os.cpu_count() or 1, seed, state_cache)
         self.n_ctx = n_ctx
@@ -271,23 +311,7 @@ class LlamaCppLLM:
 
     def chat_prompt(self, messages: list[dict]) -> str:
         """`messages` rendered with the model's own chat template (ChatML when the GGUF carries none)."""
-        llama = self._engine.llama
-        template = llama.metadata.get("tokenizer.chat_template")
-        if not template:
-            parts = [f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages]
-            return "".join(parts) + "<|im_start|>assistant\n"
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        def piece(token: int) -> str:
-            return llama._model.token_get_text(token) if token >= 0 else ""
-
-        formatter = Jinja2ChatFormatter(
-            template=template,
-            eos_token=piece(llama.token_eos()),
-            bos_token=piece(llama.token_bos()),
-            add_generation_prompt=True,
-        )
-        return formatter(messages=messages).prompt
+        return chat_prompt(self._engine.llama._model, self._engine.llama.metadata, messages)
 
     def json(
         self,
@@ -298,19 +322,4 @@ class LlamaCppLLM:
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Any:
-        try:
-            grammar = json_schema_to_gbnf(jsonlib.dumps(schema))
-        except (ValueError, KeyError, TypeError, NotImplementedError) as exc:
-            raise BackendError(f"{self.uri}: cannot turn the JSON schema into a grammar: {exc}") from None
-        done = self.complete(
-            self.chat_prompt(messages),
-            max_tokens=max_tokens,
-            temperature=temperature,
-            grammar=grammar,
-            seed=seed,
-        )
-        if done.finish_reason == "length":
-            raise BackendError(
-                f"{self.uri}: JSON answer cut off at max_tokens={max_tokens}: {done.text[:80]!r}"
-            )
-        return parse_json(done.text, schema, self.uri)
+        return json_answer(self, messages, schema, max_tokens=max_tokens, temperature=temperature, seed=seed)
