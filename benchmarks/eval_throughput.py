@@ -11,16 +11,18 @@ are run by the LLM agent under each configuration through the evaluation code it
 - `processes N`: N spawned worker processes, each loading the model with `--threads` threads
   (`ProcessExecutor`); their start-up (imports, model load) is part of the time.
 
-The in-process configurations load their model before the clock starts (a model stays loaded in a process, and
-a worker process of a real run loads it once for hundreds of episodes); the baseline runs first and last and the
-mean of both is the baseline, since the shared machine's load drifts. Episodes per hour = K / wall seconds.
+The in-process configurations load their model and evaluate the prompt head shared by all episodes before the
+clock starts (a model stays loaded in a process, and a real run pays for both once in hundreds of episodes); the
+baseline runs first and last and the mean of both is the baseline, since the shared machine's load drifts.
+Episodes per hour = K / wall seconds; CPU seconds per episode (this process and its worker processes) show the
+work each configuration does, whatever share of the cores it got.
 Also printed: how many episodes took exactly the baseline's actions (batched decoding may part ways at a
 near-tie, see `llm.llamacpp_batched`).
 
 Last line, JSON: {"episodes_per_hour_1", "episodes_per_hour_best", "jobs", "mode", "speedup", ...}.
 
     .venv/bin/python benchmarks/eval_throughput.py [--model llamacpp:qwen2.5-coder-0.5b] [--episodes 8]
-        [--batched 2,4,8] [--processes 2] [--threads 1]
+        [--configs batched:4,batched:8,batched:8:2,processes:2] [--threads 1]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import time
 from pathlib import Path
 
@@ -36,19 +39,34 @@ from situated.envs.streets.env import MAX_STEPS
 from situated.eval.episode import Episode
 from situated.eval.executors import Executor, ModelSpec, ProcessExecutor, SequentialExecutor, ThreadExecutor
 from situated.eval.navigation import NavigationJob, evaluate_navigation_job, navigation_summary, velma_examples
+from situated.planners.velma import render_head
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "velma"
 
 
-def numbers(text: str) -> list[int]:
-    return [int(x) for x in text.split(",") if x.strip()]
+def configs(text: str) -> list[tuple[str, int, int | None]]:
+    """`batched:8,processes:2,batched:8:2` -> [(mode, jobs, threads or None)]."""
+    out = []
+    for item in text.split(","):
+        mode, jobs, *threads = item.strip().split(":")
+        if mode not in ("batched", "processes"):
+            raise SystemExit(f"unknown mode {mode!r} (batched or processes)")
+        out.append((mode, int(jobs), int(threads[0]) if threads else None))
+    return out
 
 
-def run(job: NavigationJob, instances: list, executor: Executor) -> tuple[float, list[Episode]]:
-    start = time.perf_counter()
+def cpu_seconds() -> float:
+    """CPU time of this process and its reaped children (worker processes), user + system."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def run(job: NavigationJob, instances: list, executor: Executor) -> tuple[float, float, list[Episode]]:
+    """Wall seconds, CPU seconds and the episodes of one evaluation."""
+    cpu, start = cpu_seconds(), time.perf_counter()
     episodes = evaluate_navigation_job(job, instances, executor, out=None, config={})
-    return time.perf_counter() - start, episodes
+    return time.perf_counter() - start, cpu_seconds() - cpu, episodes
 
 
 def main() -> None:
@@ -56,8 +74,8 @@ def main() -> None:
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-0.5b")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--episodes", type=int, default=8, help="K: the first K dev episodes")
-    parser.add_argument("--batched", type=numbers, default=[2, 4, 8], help="sequence counts to try")
-    parser.add_argument("--processes", type=numbers, default=[2], help="process counts to try")
+    parser.add_argument("--configs", type=configs, default=configs("batched:4,batched:8,batched:8:2,processes:2"),
+                        help="mode:jobs[:threads] to compare with one at a time (default threads: --threads)")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads per model (1: see docs)")
     args = parser.parse_args()
 
@@ -66,40 +84,43 @@ def main() -> None:
     instances = list(dev.instances[: args.episodes])
     examples = velma_examples(load_split(args.data / "map2seq_seen", "dev"), seed=0)
 
-    def job(sequences: int = 1) -> NavigationJob:
-        spec = ModelSpec(args.model, threads=args.threads, sequences=sequences)
+    def job(sequences: int = 1, threads: int | None = None) -> NavigationJob:
+        spec = ModelSpec(args.model, threads=threads or args.threads, sequences=sequences)
         return NavigationJob("llm", str(data), dataset=dev.name, model=spec, examples=examples,
                              max_steps=MAX_STEPS, graph=dev.graph)
 
     def load_first(j: NavigationJob) -> NavigationJob:
-        j.build()  # loads the model into this process (kept for the timed run)
+        """Load the model into this process (it stays loaded for the timed run) and evaluate the prompt head
+        shared by every episode once, as a long run has it cached after its first step."""
+        assert j.model is not None
+        j.model.open().complete(render_head(examples), max_tokens=1)
         return j
 
     rows: list[dict] = []
 
-    def record(mode: str, jobs: int, seconds: float, episodes: list[Episode], base: list[Episode] | None) -> None:
-        same = sum(a.details["actions"] == b.details["actions"] for a, b in zip(episodes, base or episodes,
-                                                                                  strict=True))
-        steps = sum(len(e.details["actions"]) for e in episodes)
-        row = {"mode": mode, "jobs": jobs, "seconds": round(seconds, 1),
-               "episodes_per_hour": round(3600 * len(episodes) / seconds, 1), "steps": steps,
-               "same_actions_as_jobs1": same, "tc": round(navigation_summary(episodes)["tc"], 1)}
+    def record(mode: str, jobs: int, threads: int, measured: tuple[float, float, list[Episode]],
+               base: list[Episode] | None) -> None:
+        seconds, cpu, episodes = measured
+        same = sum(a.details["actions"] == b.details["actions"]
+                   for a, b in zip(episodes, base or episodes, strict=True))
+        row = {"mode": mode, "jobs": jobs, "threads": threads, "seconds": round(seconds, 1),
+               "episodes_per_hour": round(3600 * len(episodes) / seconds, 1),
+               "cpu_s_per_episode": round(cpu / len(episodes), 1),
+               "steps": sum(len(e.details["actions"]) for e in episodes), "same_actions_as_jobs1": same,
+               "tc": round(navigation_summary(episodes)["tc"], 1), "load": round(os.getloadavg()[0], 1)}
         rows.append(row)
         print(json.dumps(row), flush=True)
 
-    print(f"load average at start: {os.getloadavg()}", flush=True)
     baseline_job = load_first(job())
-    seconds, base = run(baseline_job, instances, SequentialExecutor())
-    record("sequential", 1, seconds, base, None)
-    for n in args.batched:
-        seconds, episodes = run(load_first(job(n)), instances, ThreadExecutor(n))
-        record("batched", n, seconds, episodes, base)
-    for n in args.processes:
-        seconds, episodes = run(job(), instances, ProcessExecutor(n))
-        record("processes", n, seconds, episodes, base)
-    seconds, again = run(baseline_job, instances, SequentialExecutor())
-    record("sequential (again)", 1, seconds, again, base)
-    print(f"load average at end: {os.getloadavg()}", flush=True)
+    base = run(baseline_job, instances, SequentialExecutor())
+    record("sequential", 1, args.threads, base, None)
+    for mode, n, threads in args.configs:
+        if mode == "batched":
+            measured = run(load_first(job(n, threads)), instances, ThreadExecutor(n))
+        else:
+            measured = run(job(1, threads), instances, ProcessExecutor(n))
+        record(mode, n, threads or args.threads, measured, base[2])
+    record("sequential (again)", 1, args.threads, run(baseline_job, instances, SequentialExecutor()), base[2])
 
     first = [r for r in rows if r["jobs"] == 1]
     per_hour_1 = sum(r["episodes_per_hour"] for r in first) / len(first)
@@ -107,8 +128,8 @@ def main() -> None:
     print(json.dumps({
         "episodes_per_hour_1": round(per_hour_1, 1), "episodes_per_hour_best": best["episodes_per_hour"],
         "jobs": best["jobs"], "mode": best["mode"], "speedup": round(best["episodes_per_hour"] / per_hour_1, 2),
-        "episodes": len(instances), "model": args.model, "threads": args.threads,
-        "runs": {f"{r['mode']} {r['jobs']}": r["episodes_per_hour"] for r in rows},
+        "threads_best": best["threads"], "episodes": len(instances), "model": args.model, "threads": args.threads,
+        "runs": {f"{r['mode']} {r['jobs']}x{r['threads']}": r["episodes_per_hour"] for r in rows},
     }))
 
 

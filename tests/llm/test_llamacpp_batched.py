@@ -25,7 +25,9 @@ PREFIX = ("You write short robot programs. Available actions: walk(obj), grab(ob
           "Objects: kitchen, fridge, mug, sink.\n") * 3
 GRAMMAR = ('root ::= " " ("walk" | "grab" | "open" | "close") "(\'" ("kitchen" | "fridge" | "mug" | "sink") '
            '"\')\\n"')
-TASKS = ["open the fridge", "grab the mug", "go to the kitchen", "close the fridge"]
+# Tasks whose answer is clear to the model. ("close the fridge" is a near-tie between open and close that flips
+# even in the single-sequence backend between a cold and a warm prompt; see llm/llamacpp_batched.py.)
+TASKS = ["open the fridge", "grab the mug", "go to the kitchen", "walk to the sink"]
 
 
 def prompts() -> list[str]:
@@ -35,7 +37,7 @@ def prompts() -> list[str]:
 @pytest.fixture(scope="module")
 def batched() -> BatchedLlamaCppLLM:
     try:
-        return BatchedLlamaCppLLM(MODEL, sequences=4, n_ctx=1024, n_threads=2)
+        return BatchedLlamaCppLLM(MODEL, sequences=4, n_ctx=1024, n_threads=1)
     except BackendError as exc:
         if "is not installed" in str(exc):
             pytest.skip(str(exc))
@@ -61,7 +63,7 @@ def together(calls: list[Callable[[], Completion]]) -> list[Completion | BaseExc
 
 
 def test_concurrent_calls_answer_as_the_single_sequence_backend(batched: BatchedLlamaCppLLM) -> None:
-    single = load(f"llamacpp:{MODEL}", n_ctx=1024, n_threads=2)
+    single = load(f"llamacpp:{MODEL}", n_ctx=1024, n_threads=1)
     expected = [single.complete(p, grammar=GRAMMAR, stop=["\n"], max_tokens=12) for p in prompts()]
     rounds = batched.rounds
     answers = together([lambda p=p: batched.complete(p, grammar=GRAMMAR, stop=["\n"], max_tokens=12)
@@ -104,8 +106,8 @@ def test_a_bad_grammar_fails_its_call_only(batched: BatchedLlamaCppLLM) -> None:
     assert isinstance(good, Completion) and accepts(GRAMMAR, good.text + "\n")
 
 
-def test_a_full_cache_is_a_clear_error_and_the_engine_recovers() -> None:
-    small = BatchedLlamaCppLLM(MODEL, sequences=2, n_ctx=256, total_ctx=256, n_threads=2)
+def test_a_full_unified_cache_is_a_clear_error_and_the_engine_recovers() -> None:
+    small = BatchedLlamaCppLLM(MODEL, sequences=2, n_ctx=256, total_ctx=256, kv_unified=True, n_threads=1)
     long_prompt = "word " * 150
     answers = together([lambda i=i: small.complete(f"{i} {long_prompt}", max_tokens=2) for i in range(2)])
     assert any(isinstance(a, BackendError) and "KV cache" in str(a) for a in answers), answers

@@ -7,17 +7,17 @@ last) into one `llama_batch` and decodes it in one call. On a CPU the weights ar
 instead of once per sequence, which is where the throughput comes from (docs/benchmarks.md,
 "Evaluation throughput").
 
-Prompt-prefix reuse across sequences: the KV cache is unified (`kv_unified`), so a sequence can take the
-longest prefix any sequence holds by `llama_memory_seq_cp`, which only tags the cells with another sequence id
-(no copy, no recomputation). VELMA's long shared head (task line, action glosses, two examples) and ProgPrompt's
-shared examples are therefore evaluated once per process, not once per sequence. When several new prompts share
-a prefix nobody holds yet, one of them evaluates it and the others wait for it.
+Prompt-prefix reuse across sequences: a sequence takes the longest prefix any sequence holds with
+`llama_memory_seq_cp` (a copy of KV cells, no recomputation). VELMA's long shared head (task line, action
+glosses, two examples) and ProgPrompt's shared examples are therefore evaluated once per process, not once per
+sequence. When several new prompts share a prefix nobody holds yet, one of them evaluates it and the others wait
+for it.
 
 Decoding is the single-sequence backend's (`situated.llm.llamacpp`): the same tokenizer, the same penalised
 greedy / greedy-first grammar / sampler chain selection over the sequence's own logits row, the same stop,
 end-of-generation and max_tokens rules. Differences: (1) llama.cpp's logits depend slightly on how tokens are
-grouped into ubatches and on what else sits in the unified cache (the attention sums run over other cells,
-masked), so greedy decoding can part ways with the single-sequence path at a near-tie, as it already does between
+grouped into batches (and, with a unified cache, on the other sequences' cells in the masked attention sums), so
+greedy decoding can part ways with the single-sequence path at a near-tie, as it already does between
 a cold and a warm prompt there (docs/benchmarks.md); (2) there is no saved-state LRU: a sequence whose next prompt
 shares little with its last one recomputes it unless another sequence holds it; (3) `Completion.seconds` is the
 wall time of the call, including the wait for the batch it rides in.
@@ -37,19 +37,22 @@ import numpy as np
 
 from situated.errors import BackendError
 from situated.llm.base import Completion
-from situated.llm.llamacpp import DEFAULT_N_CTX, chat_prompt, json_answer, model_path
+from situated.llm.llamacpp import chat_prompt, json_answer, model_path
 from situated.llm.models import Progress
 
 try:
     import llama_cpp
-    from llama_cpp import _internals
+    from llama_cpp import _internals, _logger
 
     from situated.llm import grammar_sampling as gs
 except ImportError:  # pragma: no cover - exercised only without the optional dependency
     llama_cpp = None
 
+DEFAULT_SEQ_CTX = 4096
+"""Tokens one sequence holds (prompt plus answer): the longest ProgPrompt prompt with its plan needs about 2,000,
+a VELMA episode about 1,200; KV memory is sequences × this × the model's bytes per token."""
 DEFAULT_TOTAL_CTX = 16384
-"""Cells of the unified KV cache shared by all sequences (shared prefixes count once)."""
+"""Cells of a unified KV cache shared by all sequences (shared prefixes count once)."""
 DEFAULT_N_BATCH = 512
 """Most tokens decoded in one round (long prompts are evaluated in chunks over several rounds)."""
 MIN_SHARED = 32
@@ -141,8 +144,9 @@ class _BatchedEngine:
     """One model, one context with `sequences` sequences, the scheduler state (guarded by `cond`)."""
 
     def __init__(self, path: Path, sequences: int, n_ctx: int, total_ctx: int, n_threads: int,
-                 n_batch: int) -> None:
+                 n_batch: int, unified: bool) -> None:
         n_batch = min(n_batch, total_ctx)
+        _logger.set_verbose(False)  # as llama_cpp.Llama(verbose=False) does: llama.cpp's own log stays quiet
         model_params = llama_cpp.llama_model_default_params()
         model_params.n_gpu_layers = 0
         self.model = _internals.LlamaModel(path_model=str(path), params=model_params, verbose=False)
@@ -151,7 +155,7 @@ class _BatchedEngine:
         params.n_batch = n_batch
         params.n_ubatch = n_batch
         params.n_seq_max = sequences
-        params.kv_unified = True
+        params.kv_unified = unified
         params.n_threads = n_threads
         params.n_threads_batch = n_threads
         params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED  # as the single-sequence backend
@@ -165,6 +169,7 @@ class _BatchedEngine:
         self.n_vocab = self.model.n_vocab()
         self.metadata = self.model.metadata()
         self.sequences = sequences
+        self.unified = unified
         self.n_ctx = n_ctx
         self.total_ctx = total_ctx
         self.n_batch = n_batch
@@ -288,7 +293,11 @@ class _BatchedEngine:
             llama_cpp.llama_memory_seq_rm(self.memory, seq, -1, -1)
             self.kv[seq] = []
             if source != seq and reuse > 0:
-                llama_cpp.llama_memory_seq_cp(self.memory, source, seq, 0, reuse)
+                if self.unified:  # the cells are tagged with one more sequence: nothing is copied
+                    llama_cpp.llama_memory_seq_cp(self.memory, source, seq, 0, reuse)
+                else:  # one stream per sequence: llama.cpp copies whole streams; then drop the tail
+                    llama_cpp.llama_memory_seq_cp(self.memory, source, seq, -1, -1)
+                    llama_cpp.llama_memory_seq_rm(self.memory, seq, reuse, -1)
                 self.kv[seq] = list(tokens[:reuse])
             else:
                 reuse = 0
@@ -397,16 +406,17 @@ class _BatchedEngine:
         return False
 
 
-_ENGINES: dict[tuple[str, int, int, int], _BatchedEngine] = {}
+_ENGINES: dict[tuple[str, int, int, int, bool], _BatchedEngine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-def _engine(path: Path, sequences: int, n_ctx: int, total_ctx: int, n_threads: int, n_batch: int) -> _BatchedEngine:
-    key = (str(path.resolve()), sequences, n_ctx, total_ctx)
+def _engine(path: Path, sequences: int, n_ctx: int, total_ctx: int, n_threads: int, n_batch: int,
+            unified: bool) -> _BatchedEngine:
+    key = (str(path.resolve()), sequences, n_ctx, total_ctx, unified)
     with _ENGINES_LOCK:
         if key not in _ENGINES:
             try:
-                _ENGINES[key] = _BatchedEngine(path, sequences, n_ctx, total_ctx, n_threads, n_batch)
+                _ENGINES[key] = _BatchedEngine(path, sequences, n_ctx, total_ctx, n_threads, n_batch, unified)
             except ValueError as exc:
                 raise BackendError(f"llama.cpp could not load {path}: {exc}") from None
         return _ENGINES[key]
@@ -416,13 +426,17 @@ class BatchedLlamaCppLLM:
     """`llamacpp:<name|path.gguf>` decoding up to `sequences` concurrent calls together (see the module docstring).
 
     Safe to call from many threads; each thread's calls prefer the sequence it used last. `n_ctx` bounds one
-    sequence (prompt plus answer), `total_ctx` the cells all sequences share. One engine per (model, sequences,
-    n_ctx, total_ctx) and process.
+    sequence (prompt plus answer). By default each sequence has its own stream of `n_ctx` KV cells (attention
+    runs over the sequence's own cells only; a shared prefix is copied between streams, a memory copy).
+    `kv_unified=True` puts all sequences in one cache of `total_ctx` cells where a shared prefix is stored once,
+    but every token then attends over the cells of all sequences (masked), which costs more than it saves when
+    the sequences' private parts are long (measured: docs/benchmarks.md). One engine per (model, sequences,
+    n_ctx, total_ctx, kv_unified) and process.
     """
 
-    def __init__(self, target: str, *, sequences: int = 4, n_ctx: int = DEFAULT_N_CTX,
+    def __init__(self, target: str, *, sequences: int = 4, n_ctx: int = DEFAULT_SEQ_CTX,
                  total_ctx: int | None = None, n_threads: int | None = None, n_batch: int = DEFAULT_N_BATCH,
-                 progress: Progress | None = None) -> None:
+                 kv_unified: bool = False, progress: Progress | None = None) -> None:
         if llama_cpp is None:
             raise BackendError("llamacpp backend needs llama-cpp-python: pip install 'situated[llm]'")
         if not 1 <= sequences <= min(n_batch, total_ctx or n_batch):
@@ -431,8 +445,14 @@ class BatchedLlamaCppLLM:
         self.path = model_path(target, progress)
         self.n_ctx = n_ctx
         self.sequences = sequences
-        total = total_ctx or max(n_ctx, min(DEFAULT_TOTAL_CTX, n_ctx * sequences))
-        self._engine = _engine(self.path, sequences, n_ctx, total, n_threads or os.cpu_count() or 1, n_batch)
+        if kv_unified:
+            total = total_ctx or max(n_ctx, min(DEFAULT_TOTAL_CTX, n_ctx * sequences))
+        elif total_ctx is not None:
+            raise BackendError("total_ctx applies to a unified KV cache (kv_unified=True) only")
+        else:
+            total = n_ctx * sequences  # one stream of n_ctx cells per sequence
+        self._engine = _engine(self.path, sequences, n_ctx, total, n_threads or os.cpu_count() or 1, n_batch,
+                               kv_unified)
         self._last_seq: dict[int, int] = {}
 
     @property
