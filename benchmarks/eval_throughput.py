@@ -21,8 +21,13 @@ near-tie, see `llm.llamacpp_batched`).
 
 Last line, JSON: {"episodes_per_hour_1", "episodes_per_hour_best", "jobs", "mode", "speedup", ...}.
 
+`--decode` instead times single `llama_decode` calls of the batched engine, the cost underneath: 1 or 8
+sequences, each with a 600-token shared head and 400 private tokens in its KV cache (as VELMA episodes have),
+decoding 1 or 15 new tokens each (a step's sampled token; a step's new prompt tokens), with one KV stream per
+sequence and with a unified cache. Last line, JSON: {"stream": {"1x1": ms, ...}, "unified": {...}}.
+
     .venv/bin/python benchmarks/eval_throughput.py [--model llamacpp:qwen2.5-coder-0.5b] [--episodes 8]
-        [--configs batched:4,batched:8,batched:8:2,processes:2] [--threads 1]
+        [--configs batched:4,batched:8,batched:8:2,processes:2] [--threads 1] [--decode]
 """
 
 from __future__ import annotations
@@ -69,6 +74,40 @@ def run(job: NavigationJob, instances: list, executor: Executor) -> tuple[float,
     return time.perf_counter() - start, cpu_seconds() - cpu, episodes
 
 
+def decode_costs(model: str, threads: int) -> dict[str, dict[str, float]]:
+    """Milliseconds of one decode (best of 3) per layout: {"1x15": ...} = 1 sequence, 15 new tokens."""
+    import llama_cpp
+
+    from situated.llm.llamacpp_batched import BatchedLlamaCppLLM
+
+    out: dict[str, dict[str, float]] = {}
+    for unified in (False, True):
+        llm = BatchedLlamaCppLLM(model.partition(":")[2], sequences=8, n_ctx=2048, n_threads=threads,
+                                 kv_unified=unified, **({"total_ctx": 16384} if unified else {}))
+        engine = llm._engine
+        for start in range(0, 600, 300):  # the shared head, in sequence 0, copied to the others
+            engine._decode([(1000 + start + j, start + j, 0, False) for j in range(300)])
+        for seq in range(1, 8):
+            llama_cpp.llama_memory_seq_cp(engine.memory, 0, seq, *((0, 600) if unified else (-1, -1)))
+        for seq in range(8):  # each sequence's own 400 tokens
+            for start in range(600, 1000, 200):
+                engine._decode([(3000 + seq + j, start + j, seq, False) for j in range(200)])
+        costs = {}
+        for n_seq, per in ((1, 1), (1, 15), (8, 1), (8, 15)):
+            times = []
+            for _ in range(3):
+                for seq in range(n_seq):
+                    llama_cpp.llama_memory_seq_rm(engine.memory, seq, 1000, -1)
+                entries = [(2000 + j, 1000 + j, seq, j == per - 1) for seq in range(n_seq) for j in range(per)]
+                start_s = time.perf_counter()
+                engine._decode(entries)
+                times.append(time.perf_counter() - start_s)
+            costs[f"{n_seq}x{per}"] = round(1000 * min(times), 1)
+        out["unified" if unified else "stream"] = costs
+        print(json.dumps({"kv": "unified" if unified else "stream", **costs}), flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-0.5b")
@@ -77,7 +116,12 @@ def main() -> None:
     parser.add_argument("--configs", type=configs, default=configs("batched:4,batched:8,batched:8:2,processes:2"),
                         help="mode:jobs[:threads] to compare with one at a time (default threads: --threads)")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads per model (1: see docs)")
+    parser.add_argument("--decode", action="store_true", help="time single batched decodes instead")
     args = parser.parse_args()
+    if args.decode:
+        print(json.dumps({**decode_costs(args.model, args.threads), "model": args.model, "threads": args.threads,
+                          "load": round(os.getloadavg()[0], 1)}))
+        return
 
     data = args.data / "map2seq_unseen"
     dev = load_split(data, "dev")
