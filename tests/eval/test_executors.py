@@ -119,16 +119,20 @@ def test_choice_of_executor() -> None:
     recording = ModelSpec(MODEL, cassette="c.jsonl", cassette_mode="record")
     assert isinstance(choose_executor("local", 1, replayed)[0], SequentialExecutor)
     assert isinstance(choose_executor("local", 2, replayed)[0], ProcessExecutor)
-    executor, spec = choose_executor("local", 3, ModelSpec(MODEL))  # embedded weights: 3 sequences, 1 context
-    assert isinstance(executor, ThreadExecutor) and spec is not None and spec.sequences == 3
-    executor, spec = choose_executor("processes", 2, ModelSpec(MODEL), cpus=4)
+    executor, spec = choose_executor("local", 2, ModelSpec(MODEL), cpus=4)  # 2 processes, 2 llama threads each
     assert isinstance(executor, ProcessExecutor) and spec is not None and spec.threads == 2
+    executor, spec = choose_executor("batched", 3, ModelSpec(MODEL))  # 3 sequences of one context
+    assert isinstance(executor, ThreadExecutor) and spec is not None and spec.sequences == 3
+    with pytest.raises(SituatedError, match="batched needs an embedded model"):
+        choose_executor("batched", 2, replayed)
     assert isinstance(choose_executor("local", 4, ModelSpec("openai:m"))[0], ThreadExecutor)
     executor, spec = choose_executor("ray", 2, ModelSpec(MODEL), ray_address="10.0.0.1:6379")
     assert isinstance(executor, RayExecutor) and executor.address == "10.0.0.1:6379" and executor.cpus == 1
-    assert isinstance(choose_executor("local", 2, recording)[0], ThreadExecutor)  # one process may record
-    with pytest.raises(SituatedError, match="record the cassette"):
-        choose_executor("processes", 2, recording)
+    assert isinstance(choose_executor("batched", 2, recording)[0], ThreadExecutor)  # one process may record
+    with pytest.raises(SituatedError, match="--jobs must be 1 to record a cassette"):
+        choose_executor("local", 2, recording)
+    with pytest.raises(SituatedError, match="--executor ray cannot be used to record"):
+        choose_executor("ray", 1, recording)
     with pytest.raises(SituatedError, match="--executor must be one of"):
         choose_executor("slurm", 2)
 

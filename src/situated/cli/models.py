@@ -19,9 +19,10 @@ from ..llm import LLM, load
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server (else OPENAI_BASE_URL).")]
 ThreadsOpt = Annotated[int | None, typer.Option("--threads", help="llama.cpp threads (default: all cores).")]
 ExecutorOpt = Annotated[str, typer.Option(
-    "--executor", help=f"Where episodes run: {'|'.join(EXECUTORS)} (local: this process; with --jobs N an embedded "
-                       "model decodes N episodes together, otherwise N worker processes or server threads).")]
-JobsOpt = Annotated[int, typer.Option("--jobs", help="Episodes at once (sequences, processes or Ray CPUs).")]
+    "--executor", help=f"Where episodes run: {'|'.join(EXECUTORS)} (local: this process, or with --jobs N N worker "
+                       "processes, threads for a server model; batched: N episodes decoded together by one "
+                       "embedded model; ray: a Ray cluster). See docs/scale.md.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", help="Episodes at once (processes, threads, sequences or Ray CPUs).")]
 RayAddressOpt = Annotated[str | None, typer.Option(
     "--ray-address", help="Ray cluster to run on (else RAY_ADDRESS, else a local Ray instance).")]
 

@@ -20,8 +20,8 @@ Executors:
 - `RayExecutor`: one Ray task per episode, retried (`max_retries`) when its worker process dies; each worker
   process builds the job once and keeps it (a process-level cache) for the next episodes of the evaluation.
 
-`choose_executor` maps the command-line options (`--executor local|processes|ray`, `--jobs`, `--ray-address`)
-to an executor and the model options its workers need.
+`choose_executor` maps the command-line options (`--executor local|processes|batched|ray`, `--jobs`,
+`--ray-address`) to an executor and the model options its workers need.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ EpisodeFn = Callable[[Any, int], Episode]
 WorkItem = tuple[Any, int]
 """One episode to run: (task, run index)."""
 
-EXECUTORS: tuple[str, ...] = ("local", "processes", "ray")
+EXECUTORS: tuple[str, ...] = ("local", "processes", "batched", "ray")
 
 
 class EpisodeJob(Protocol):
@@ -417,13 +417,14 @@ def choose_executor(kind: str, jobs: int, model: ModelSpec | None = None, *, ray
     """The executor for `--executor kind --jobs N` and the model options its workers need.
 
     - `local`, jobs 1: this process, sequentially.
-    - `local`, jobs N with an embedded model whose weights are loaded (not a replayed cassette): N threads whose
-      calls are decoded together as N sequences of one llama.cpp context (measured faster than N processes on
-      a small machine: docs/benchmarks.md, "Evaluation throughput").
     - `local`, jobs N with a server model (`openai:`): N threads sharing the server.
-    - `local`, jobs N otherwise (no model, or calls replayed from a cassette): N worker processes.
-    - `processes`: N worker processes whatever the model; each embedded model gets cores / N llama.cpp threads
-      unless `--threads` says otherwise.
+    - `local`, jobs N otherwise: N worker processes (as `processes`).
+    - `processes`: N worker processes whatever the model; an embedded model gets cores / N llama.cpp threads in
+      each (at least 1) unless `--threads` says otherwise.
+    - `batched` (embedded models): N threads of this process whose model calls are decoded together, N sequences
+      of one llama.cpp context, one copy of the weights (`llm.llamacpp_batched`). On the 2-core machine of
+      docs/benchmarks.md ("Evaluation throughput") it beat one-at-a-time only while other work competed for the
+      cores, and N processes did better on a quiet machine; hence not the default.
     - `ray`: one Ray task per episode on the cluster at `ray_address` (or `RAY_ADDRESS`, else a local instance
       with N CPUs); each task asks for the model's llama.cpp threads (default 1) as CPUs.
 
@@ -439,11 +440,15 @@ def choose_executor(kind: str, jobs: int, model: ModelSpec | None = None, *, ray
         return SequentialExecutor(), model
     if kind == "local" and model is not None and not model.embedded:
         return ThreadExecutor(jobs), model
-    if kind == "local" and model is not None and model.loads_weights:
+    if kind == "batched":
+        if model is None or not model.loads_weights:
+            raise SituatedError("--executor batched needs an embedded model whose calls are not replayed "
+                                "(--model llamacpp:..., no --cassette-mode replay)")
         return ThreadExecutor(jobs), replace(model, sequences=jobs)
-    if records:
-        raise SituatedError(f"--executor {kind} runs episodes in several processes; record the cassette with "
-                            "--executor local (or replay it with --cassette-mode replay)")
+    if records:  # the worker processes would all append to the cassette
+        where = "--jobs must be 1" if kind == "local" else f"--executor {kind} cannot be used"
+        raise SituatedError(f"{where} to record a cassette (one process writes it): use --executor batched, or "
+                            "replay it with --cassette-mode replay")
     if kind in ("local", "processes"):
         if model is not None and model.embedded and model.threads is None:
             model = replace(model, threads=max(1, cores // jobs))

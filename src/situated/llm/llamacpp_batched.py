@@ -1,11 +1,12 @@
 """Batched decoding for the embedded backend: many callers, one llama.cpp context, one `llama_decode` per round.
 
-`BatchedLlamaCppLLM` is an `LLM` that several threads call at once (one per episode: `--jobs N` runs N episodes
-in N threads of one process). Each call gets one of the context's `sequences` (llama.cpp sequence ids); a
-scheduler thread gathers the pending work of every sequence (prompt tokens still to evaluate, the token sampled
-last) into one `llama_batch` and decodes it in one call. On a CPU the weights are then read once per round
-instead of once per sequence, which is where the throughput comes from (docs/benchmarks.md,
-"Evaluation throughput").
+`BatchedLlamaCppLLM` is an `LLM` that several threads call at once (one per episode: `--executor batched --jobs N`
+runs N episodes in N threads of one process). Each call gets one of the context's `sequences` (llama.cpp sequence
+ids); a scheduler thread gathers the pending work of every sequence (prompt tokens still to evaluate, the token
+sampled last) into one `llama_batch` and decodes it in one call, so the weights are read and the per-decode
+overhead paid once per round instead of once per sequence, with one copy of the model in memory. What that buys
+depends on the hardware: on the 2-core CPU of docs/benchmarks.md ("Evaluation throughput") llama.cpp is
+compute-bound and a batched token cost 0.8 of a lone one.
 
 Prompt-prefix reuse across sequences: a sequence takes the longest prefix any sequence holds with
 `llama_memory_seq_cp` (a copy of KV cells, no recomputation). VELMA's long shared head (task line, action
