@@ -28,7 +28,7 @@ def fresh(env: TabletopEnv) -> TabletopEnv:
 
 @pytest.mark.parametrize("container", CONTAINERS)
 def test_grab_and_putin_puts_every_item_in_every_kind_of_container(container: str) -> None:
-    # every item once, spread over the five containers (all 70 pairs: test_grab_and_putin_all_pairs, marked slow)
+    # every item once, spread over the five containers (the other 56 pairs: test_grab_and_putin_all_pairs, slow)
     items = [item for k, item in enumerate(ITEMS) if k % len(CONTAINERS) == CONTAINERS.index(container)]
     env = TabletopEnv([container, *ITEMS], seed=0)     # a crowded table: the neighbours must not get in the way
     try:
@@ -47,10 +47,11 @@ def test_grab_and_putin_puts_every_item_in_every_kind_of_container(container: st
 @pytest.mark.slow
 @pytest.mark.parametrize("container", CONTAINERS)
 def test_grab_and_putin_all_pairs(container: str) -> None:
+    # the 56 pairs the test above leaves out, on another layout
     env = TabletopEnv([container, *ITEMS], seed=5)
     try:
         failed = []
-        for item in ITEMS:
+        for item in [item for k, item in enumerate(ITEMS) if k % len(CONTAINERS) != CONTAINERS.index(container)]:
             env.reset()
             result = env.step(Call("grab_and_putin", (item, container)))
             if not result.ok:
@@ -132,6 +133,16 @@ def test_grasping_nothing_and_unreachable_poses_fail_with_reasons(fresh: Tableto
     assert fresh.step(Call("pickup", ("candy",))).reason == "pickup: 'candy' is out of reach"
     # nothing moved while refusing
     assert np.allclose(fresh.ee_pose()[0], (0.307, 0.0, 0.485), atol=0.005)
+
+
+def test_blocked_moves_say_what_blocks_them(fresh: TabletopEnv) -> None:
+    result = fresh.move_ee((0.22, 0.06, -0.03))   # below the table top, where nothing else stands
+    assert result.reason.startswith("move_ee: stopped ") and result.reason.endswith("(blocked by the table)")
+    assert fresh.step(Call("grab_and_putin", ("candy", "gift_bag"))).ok
+    # the hand is too wide to reach into the 16 cm deep gift bag for a 2 cm candy
+    result = fresh.step(Call("pickup", ("candy",)))
+    assert result.reason.startswith("pickup: stopped ") and result.reason.endswith("(blocked by 'gift_bag')")
+    assert fresh.holds(Condition("inside", ("candy", "gift_bag")))
 
 
 def test_step_rejects_unknown_actions_arity_and_names(fresh: TabletopEnv) -> None:

@@ -95,6 +95,8 @@ def place(client: Any, body: Body, x: float, y: float, yaw: float, z: float) -> 
     com = np.array([x, y, z]) + rotation(q) @ np.array(body.offset)
     client.resetBasePositionAndOrientation(body.uid, com.tolist(), q)
     client.resetBaseVelocity(body.uid, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    if body.spec.mass > 0:    # a sleeping body would keep its old place in Bullet's broadphase
+        client.changeDynamics(body.uid, -1, activationState=client.ACTIVATION_STATE_WAKE_UP)
 
 
 def pose(client: Any, body: Body) -> tuple[np.ndarray, Quat]:

@@ -7,6 +7,7 @@ the table at `(x, y)`. Items fit the Panda's 8 cm gripper across their `grasp_wi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -65,6 +66,17 @@ class ObjectSpec:
         """Radius of the circle around the footprint (for collision-free layouts)."""
         return 0.5 * (self.footprint[0] ** 2 + self.footprint[1] ** 2) ** 0.5
 
+    def grasp_turns(self) -> tuple[float, ...]:
+        """Turns of the grasp about the vertical that also hold the object: any for round ones (every 30°), a
+        quarter turn for those narrow both ways, none for long ones."""
+        round_ = bool(self.parts) and all(p.shape in ("sphere", "cylinder") and p.position[:2] == (0.0, 0.0)
+                                          and p.roll == 0.0 for p in self.parts)
+        if round_:
+            return tuple(k * math.pi / 6 for k in range(6))
+        if max(self.footprint) < 0.07:
+            return (0.0, math.pi / 2)
+        return (0.0,)
+
     def grasp_z(self) -> float:
         """Height above the bottom where a top-down grasp closes: 2.5 cm below the top (at least 1.3 cm up), and
         never more than 3 cm below it, where the palm would press on the object."""
@@ -74,8 +86,6 @@ class ObjectSpec:
 
 def _walls(shape: ContainerShape, thickness: float, sides: int, rgba: RGBA | None = None) -> tuple[Part, ...]:
     """A floor plate and walls around `shape`: four walls for a rectangle, `sides` walls for a round one."""
-    import math
-
     floor_t = shape.floor
     wall_h = shape.rim - floor_t
     if shape.footprint == "rect":

@@ -23,13 +23,13 @@ import numpy as np
 from ...errors import DataError
 from .arm import HOME, TICK, Arm, top_down
 from .bodies import Quat, rotation, to_world, yaw_of
+from .grasp_planning import HAND_ABOVE, choose_yaw
 from .kinematics import forward
 from .relations import inside
 from .world import TABLE_Z, TIME_STEP, World
 
 HOVER = 0.05             # gripper point above an item's top before grasping
 RIM_CLEARANCE = 0.025    # fingertips above a container's rim after goto(container) with nothing held
-HAND_ABOVE = 0.035       # the hand's lowest point above the gripper point
 HAND_CLEARANCE = 0.015   # the hand's lowest point above a container's rim when releasing into it
 TRAVEL_CLEARANCE = 0.04  # held item's (or fingertips') bottom above everything while travelling
 MIN_TRAVEL_Z = 0.22
@@ -82,8 +82,10 @@ class Skills:
         return point
 
     def grasp_yaw(self, name: str) -> float:
+        """The gripper's heading for grasping `name`: across its grasp axis, turned away from the neighbours."""
         body = self.world.bodies[name]
-        return _fold(yaw_of(self.world.orientation(name)) + body.spec.grasp_yaw)
+        base = yaw_of(self.world.orientation(name)) + body.spec.grasp_yaw
+        return _fold(choose_yaw(self.world, name, self.grasp_point(name), base))
 
     def _current_yaw(self) -> float:
         _, q = self.arm.ee_pose()
@@ -99,10 +101,8 @@ class Skills:
         ee, q = self.arm.ee_pose()
         if float(np.linalg.norm(goal[:2] - ee[:2])) > 0.02:
             travel = max(self._travel_z(), float(goal[2]))
-            if ee[2] < travel - 0.005:
-                up = np.array([ee[0], ee[1], travel])
-                if self._out_of_reach(up, q):
-                    return "cannot lift the gripper from here"
+            up = np.array([ee[0], ee[1], travel])
+            if ee[2] < travel - 0.005 and not self._out_of_reach(up, q):   # too near the base: go across at once
                 self.arm.move_line(up, q, tolerance=0.015, settle=0.15)
             above = np.array([goal[0], goal[1], travel])
             if self._out_of_reach(above, orientation):
@@ -110,8 +110,20 @@ class Skills:
             self.arm.move_line(above, orientation, tolerance=0.015, settle=0.15)
         error = self.arm.move_line(goal, orientation, speed=0.3)
         if error > ARRIVAL_TOLERANCE:
-            return f"stopped {error * 100:.1f} cm short of the goal (blocked)"
+            return self._stopped(error)
         return ""
+
+    def _stopped(self, error: float) -> str:
+        """Why a move ended short: what the arm (or what it holds) is pressing against."""
+        world, held = self.world, self.world.held_name()
+        blockers = [name for name, body in world.bodies.items() if name != held and (
+            world.client.getContactPoints(self.arm.uid, body.uid)
+            or (held is not None and world.contacts(held, name)))]
+        if not blockers and world.client.getContactPoints(self.arm.uid, world.table):
+            blockers = ["the table"]
+        by = f"blocked by {', '.join(repr(b) if b != 'the table' else b for b in blockers)}" if blockers \
+            else "blocked"
+        return f"stopped {error * 100:.1f} cm short of the goal ({by})"
 
     def go_home(self) -> str:
         home = forward(HOME)
@@ -254,7 +266,7 @@ class Skills:
         if self._out_of_reach(goal, q):
             return f"({goal[0]:.2f}, {goal[1]:.2f}, {goal[2]:.2f}) is out of reach"
         error = self.arm.move_line(goal, q)
-        return "" if error <= ARRIVAL_TOLERANCE else f"stopped {error * 100:.1f} cm short of the goal (blocked)"
+        return "" if error <= ARRIVAL_TOLERANCE else self._stopped(error)
 
     def follow(self, positions: np.ndarray, orientations: np.ndarray | None = None, dt: float = 1 / 60) -> str:
         """Track a Cartesian trajectory, one point per `dt` seconds; '' if it ends within 1 cm of the last point."""

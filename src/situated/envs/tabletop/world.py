@@ -45,6 +45,7 @@ class World:
         self.settle(0.5)
         self.steps = 0
         self._initial = c.saveState()
+        self._wake()
 
     def close(self) -> None:
         self.client.disconnect()
@@ -73,8 +74,15 @@ class World:
         """Back to the initial state: object poses and velocities, arm at home, gripper open, time zero."""
         self.arm.detach()
         self.client.restoreState(self._initial)
+        self._wake()
         self.arm.rearm()
         self.steps = 0
+
+    def _wake(self) -> None:
+        """Every loose object awake with a fresh sleep timer (the saved state does not hold activation)."""
+        for body in self.bodies.values():
+            if body.spec.mass > 0:
+                self.client.changeDynamics(body.uid, -1, activationState=pybullet.ACTIVATION_STATE_WAKE_UP)
 
     # ------------------------------------------------------------------ geometry
     def aabb(self, name: str) -> tuple[np.ndarray, np.ndarray]:
