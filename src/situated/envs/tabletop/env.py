@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from .perception import Observation, perceive
 from .png import save_png
 from .scene import Scene, load_scene, resolve_scene
 from .skills import Skills
-from .world import TABLE_Z, World
+from .world import World
 
 # Skill name → number of object arguments (the only actions `step` accepts).
 SKILLS: dict[str, int] = {"go_home": 0, "goto": 1, "grasp": 0, "release": 0, "pickup": 1, "grab_and_putin": 2}
@@ -238,7 +238,8 @@ class TabletopEnv:
         return relations.facts(self.world)
 
     # ------------------------------------------------------------------ skills
-    def _run(self, action: str, args: Sequence[str], run: Any) -> StepResult:
+    def _run(self, action: str, run: Callable[[], str]) -> StepResult:
+        """Run a skill; its reason ('' = success) prefixed with the action, and the facts it changed."""
         before = self.conditions()
         reason = run()
         self._seen = None
@@ -253,33 +254,39 @@ class TabletopEnv:
         return StepResult(False, f"{action}: no object {name!r} here (known: {known})")
 
     def go_home(self) -> StepResult:
-        return self._run("go_home", (), self.skills.go_home)
+        """Back to the home pose (keeps holding what it holds)."""
+        return self._run("go_home", self.skills.go_home)
 
     def goto(self, name: str) -> StepResult:
+        """Above an item (ready to grasp), over a container (ready to release into it) or at a taught spot."""
         target = self._target(name)
         if target is None:
             return self._unknown("goto", name)
-        return self._run("goto", (name,), lambda: self.skills.goto(target, normalize(name)))
+        return self._run("goto", lambda: self.skills.goto(target, normalize(name)))
 
     def grasp(self) -> StepResult:
-        return self._run("grasp", (), self.skills.grasp)
+        """Descend onto the item under the gripper, close on it, check both fingers touch it, lift it."""
+        return self._run("grasp", self.skills.grasp)
 
     def release(self) -> StepResult:
-        return self._run("release", (), self.skills.release)
+        """Open the gripper and let what it held come to rest."""
+        return self._run("release", self.skills.release)
 
     def pickup(self, name: str) -> StepResult:
+        """goto(name), then grasp()."""
         body = self.resolve(name)
         if body is None:
             return self._unknown("pickup", name)
-        return self._run("pickup", (name,), lambda: self.skills.pickup(body))
+        return self._run("pickup", lambda: self.skills.pickup(body))
 
     def grab_and_putin(self, item: str, container: str) -> StepResult:
+        """Pick the item up, release it into the container, go home; fails unless it ends inside."""
         first, second = self.resolve(item), self.resolve(container)
         if first is None:
             return self._unknown("grab_and_putin", item)
         if second is None:
             return self._unknown("grab_and_putin", container)
-        return self._run("grab_and_putin", (item, container), lambda: self.skills.grab_and_putin(first, second))
+        return self._run("grab_and_putin", lambda: self.skills.grab_and_putin(first, second))
 
     # ------------------------------------------------------------------ motion primitives (Vocal Sandbox)
     def ee_pose(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
@@ -289,11 +296,11 @@ class TabletopEnv:
 
     def move_ee(self, position: Sequence[float], orientation: Sequence[float] | None = None) -> StepResult:
         """Move the gripper point along a straight line to `position` (orientation default: unchanged)."""
-        return self._run("move_ee", (), lambda: self.skills.move_ee(position, orientation))
+        return self._run("move_ee", lambda: self.skills.move_ee(position, orientation))
 
     def follow(self, positions: np.ndarray, orientations: np.ndarray | None = None, dt: float = 1 / 60) -> StepResult:
         """Track a Cartesian trajectory (N, 3) [with orientations (N, 4)], one point per `dt` seconds."""
-        return self._run("follow", (), lambda: self.skills.follow(positions, orientations, dt))
+        return self._run("follow", lambda: self.skills.follow(positions, orientations, dt))
 
     def record_demo(self, waypoints: Sequence[Sequence[float]], rate_hz: float = 20.0,
                     speed: float = 0.15) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -385,6 +392,3 @@ class TabletopEnv:
     def object_at_pixel(self, u: int, v: int) -> str | None:
         """The object at pixel (u, v) in the segmentation image, or None."""
         return self.observe().object_at_pixel(u, v)
-
-    def table_height(self) -> float:
-        return TABLE_Z

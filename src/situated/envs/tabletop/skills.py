@@ -3,8 +3,9 @@
 Vocal Sandbox's seed skills (`go_home`, `goto`, `grasp`, `release`, `pickup`) and ProgPrompt's tabletop primitive
 (`grab_and_putin`), plus the motion primitives taught skills are made of (`move_ee`, `follow`, `record_demo`).
 
-- `goto(x)` brings the open gripper 5 cm above an item, ready to grasp it; above a container (or a taught spot) it
-  brings what the gripper holds 2.5 cm above the rim, turned to fit the container's long side.
+- `goto(x)` brings the open gripper 5 cm above an item, turned to grasp it; over a container it brings what the
+  gripper holds over the container's centre, turned to fit its long side, low enough to drop gently (its bottom
+  1.5 cm above the floor) but with the hand above the rim; at a taught spot it hovers above the spot.
 - `grasp()` descends onto the item under the gripper, closes the fingers and checks that both touch it; the item is
   then fixed to the hand by a constraint (a common simulator practice: the grasp does not rely on friction). With
   probability `slip_probability` (a seeded draw per grasp) it slips out instead.
