@@ -19,6 +19,7 @@ from situated.envs.tabletop.scene import (
     layout,
     load_scene,
     reach_problem,
+    resolve_scene,
     scene_from_dict,
 )
 from situated.errors import DataError
@@ -134,3 +135,6 @@ def test_scene_file_unreadable_or_not_json(tmp_path: Path) -> None:
 def test_unknown_builtin_scene() -> None:
     with pytest.raises(DataError, match="unknown built-in scene 'kitchen'"):
         builtin_scene("kitchen")
+    with pytest.raises(DataError, match=r"^kitchen: neither a built-in scene \(gift_bag, fruit_bowl, sorting\)"):
+        resolve_scene("kitchen")
+    assert resolve_scene(["apple", "bowl"], seed=2) == layout(["apple", "bowl"], seed=2)

@@ -8,7 +8,9 @@ the table at `(x, y)`. Items fit the Panda's 8 cm gripper across their `grasp_wi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import Literal
 
 Kind = Literal["fruit", "bottle", "can", "cup", "block", "toy", "sweet", "container"]
@@ -178,9 +180,10 @@ _ENTRIES: tuple[ObjectSpec, ...] = (
                footprint=(0.212, 0.142), height=_GIFT_BAG.rim, container=_GIFT_BAG),
 )
 
-CATALOGUE: dict[str, ObjectSpec] = {spec.name: spec for spec in _ENTRIES}
+_BY_NAME = {spec.name: spec for spec in _ENTRIES}
 # The Vocal Sandbox scene's plain `cube`: built like the red cube, a separate object with its own name.
-CATALOGUE["cube"] = replace(CATALOGUE["red_cube"], name="cube", alias_of="red_cube")
+_BY_NAME["cube"] = replace(_BY_NAME["red_cube"], name="cube", alias_of="red_cube")
+CATALOGUE: Mapping[str, ObjectSpec] = MappingProxyType(_BY_NAME)
 
 ITEMS: tuple[str, ...] = tuple(n for n, s in CATALOGUE.items() if not s.is_container and not s.alias_of)
 CONTAINERS: tuple[str, ...] = tuple(n for n, s in CATALOGUE.items() if s.is_container)

@@ -17,6 +17,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ...errors import DataError
@@ -36,13 +37,13 @@ TABLE_X = (-0.25, 1.25)
 TABLE_Y = (-0.46, 0.46)
 CLEARANCE = 0.03          # free space between the circles around two footprints
 
-BUILTIN_SCENES: Mapping[str, tuple[str, ...]] = {
+BUILTIN_SCENES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     # Vocal Sandbox's gift-bag packing scene.
     "gift_bag": ("candy", "ball", "toy_car", "cube", "duck", "gift_bag", "tray"),
     # ProgPrompt-style tabletop scenes (one container; sorting into containers by kind).
     "fruit_bowl": ("banana", "apple", "strawberry", "bowl"),
     "sorting": ("apple", "banana", "pear", "bottle", "soup_can", "plate", "box"),
-}
+})
 
 
 @dataclass(frozen=True)
@@ -234,8 +235,10 @@ def resolve_scene(scene: Scene | Sequence[str] | str | Path, seed: int = 0) -> S
     """A Scene from a Scene, a list of catalogue names, a built-in scene's name or a scene file's path."""
     if isinstance(scene, Scene):
         return scene
-    if isinstance(scene, Path) or (isinstance(scene, str) and scene not in BUILTIN_SCENES):
-        return load_scene(scene, seed)
-    if isinstance(scene, str):
+    if isinstance(scene, str) and scene in BUILTIN_SCENES:
         return builtin_scene(scene, seed)
+    if isinstance(scene, str) and not scene.endswith(".json") and not Path(scene).exists():
+        raise DataError(f"{scene}: neither a built-in scene ({', '.join(BUILTIN_SCENES)}) nor a scene file")
+    if isinstance(scene, str | Path):
+        return load_scene(scene, seed)
     return layout(list(scene), seed)
