@@ -19,7 +19,7 @@ app = typer.Typer(
 
 def _register() -> None:
     # Each module adds its commands to `app`; imported here so `situated.cli` stays the one entry point.
-    from . import household, navigate, progprompt  # noqa: F401
+    from . import household, navigate, progprompt, report  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> int:
