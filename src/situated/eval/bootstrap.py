@@ -11,16 +11,17 @@ A difference between two evaluations (B - A) is paired when both ran the same ta
 draws one list of task positions per run index and uses it for run i of A and run i of B, so task difficulty
 cancels out. Otherwise both sides are resampled independently (`paired` False).
 
-Every replicate set comes from `random.Random(seed)`: the same episodes and seed give the same interval.
+Replicates are drawn with numpy's `default_rng(seed)` (PCG64), in blocks that bound memory: the same
+episodes and seed give the same interval. numpy comes with matplotlib (the `plot` extra).
 """
 
 from __future__ import annotations
 
-import math
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from ..errors import SituatedError
 from .episode import Episode
 
 DEFAULT_RESAMPLES = 2000
@@ -73,17 +74,12 @@ def _runs(episodes: Sequence[Episode]) -> list[list[Episode]]:
     return [sorted(groups[run], key=lambda e: e.task) for run in sorted(groups)]
 
 
-def _percentile(sorted_values: Sequence[float], q: float) -> float:
-    position = q * (len(sorted_values) - 1)
-    lower = math.floor(position)
-    upper = min(lower + 1, len(sorted_values) - 1)
-    return sorted_values[lower] + (sorted_values[upper] - sorted_values[lower]) * (position - lower)
-
-
-def _interval(replicates: list[float], level: float) -> tuple[float, float]:
-    replicates.sort()
-    tail = (1.0 - level) / 2
-    return _percentile(replicates, tail), _percentile(replicates, 1.0 - tail)
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:
+        raise SituatedError("bootstrap intervals need numpy: pip install 'situated[plot]'") from None
+    return numpy
 
 
 def _check(resamples: int, level: float) -> None:
@@ -97,10 +93,21 @@ def _values(runs: list[list[Episode]], metric: str) -> list[list[float]]:
     return [[e.metrics.get(metric, 0.0) for e in run] for run in runs]
 
 
-def _mean_over_runs(values: list[list[float]], draws: Sequence[Sequence[int]] | None = None) -> float:
-    if draws is None:
-        return sum(sum(v) / len(v) for v in values) / len(values)
-    return sum(sum(map(v.__getitem__, d)) / len(d) for v, d in zip(values, draws, strict=True)) / len(values)
+def _mean_over_runs(values: list[list[float]]) -> float:
+    """The point estimate, summed in the same order as `summary.summarize`."""
+    return sum(sum(v) / len(v) for v in values) / len(values)
+
+
+def _chunks(resamples: int, tasks: int) -> list[int]:
+    """Replicates per block, so that a block's draws stay within about 8 M positions."""
+    size = max(1, (8 << 20) // max(1, tasks))
+    return [min(size, resamples - start) for start in range(0, resamples, size)]
+
+
+def _interval(np: Any, replicates: Any, level: float) -> tuple[float, float]:
+    tail = 100 * (1.0 - level) / 2
+    low, high = np.percentile(replicates, [tail, 100 - tail])  # linear interpolation between order statistics
+    return float(low), float(high)
 
 
 def bootstrap(episodes: Sequence[Episode], metrics: Sequence[str], *, resamples: int = DEFAULT_RESAMPLES,
@@ -108,17 +115,20 @@ def bootstrap(episodes: Sequence[Episode], metrics: Sequence[str], *, resamples:
     """Per metric: the mean over runs of the per-run mean, with its percentile bootstrap interval (module
     docstring). All metrics are computed on the same replicates. ValueError when there are no episodes."""
     _check(resamples, level)
+    np = _numpy()
     runs = _runs(episodes)
     values = {m: _values(runs, m) for m in metrics}
-    rng = random.Random(seed)
-    replicates: dict[str, list[float]] = {m: [] for m in metrics}
-    for _ in range(resamples):
-        draws = [rng.choices(range(len(run)), k=len(run)) for run in runs]
+    arrays = {m: [np.asarray(v, dtype=float) for v in values[m]] for m in metrics}
+    rng = np.random.default_rng(seed)
+    blocks: dict[str, list[Any]] = {m: [] for m in metrics}
+    for block in _chunks(resamples, max(len(run) for run in runs)):
+        draws = [rng.integers(0, len(run), size=(block, len(run))) for run in runs]
         for metric in metrics:
-            replicates[metric].append(_mean_over_runs(values[metric], draws))
+            per_run = [array[draw].mean(axis=1) for array, draw in zip(arrays[metric], draws, strict=True)]
+            blocks[metric].append(np.mean(per_run, axis=0))
     result = {}
     for metric in metrics:
-        low, high = _interval(replicates[metric], level)
+        low, high = _interval(np, np.concatenate(blocks[metric]), level)
         result[metric] = Interval(_mean_over_runs(values[metric]), low, high, level)
     return result
 
@@ -129,24 +139,43 @@ def same_tasks(a: Sequence[Episode], b: Sequence[Episode]) -> bool:
     return len(task_sets) == 1
 
 
+def bootstrap_differences(a: Sequence[Episode], b: Sequence[Episode], metrics: Sequence[str], *,
+                          resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                          level: float = DEFAULT_LEVEL) -> dict[str, Difference]:
+    """Per metric: B minus A with a bootstrap interval, paired by task when both ran the same tasks; all metrics
+    on the same replicates."""
+    _check(resamples, level)
+    np = _numpy()
+    runs_a, runs_b = _runs(a), _runs(b)
+    paired = same_tasks(a, b)
+    values = {m: (_values(runs_a, m), _values(runs_b, m)) for m in metrics}
+    arrays = {m: ([np.asarray(v, dtype=float) for v in va], [np.asarray(v, dtype=float) for v in vb])
+              for m, (va, vb) in values.items()}
+    rng = np.random.default_rng(seed)
+    blocks: dict[str, list[Any]] = {m: [] for m in metrics}
+    for block in _chunks(resamples, max(len(run) for run in (*runs_a, *runs_b))):
+        if paired:
+            n = len(runs_a[0])
+            shared = [rng.integers(0, n, size=(block, n)) for _ in range(max(len(runs_a), len(runs_b)))]
+            draws_a, draws_b = shared[: len(runs_a)], shared[: len(runs_b)]
+        else:
+            draws_a = [rng.integers(0, len(run), size=(block, len(run))) for run in runs_a]
+            draws_b = [rng.integers(0, len(run), size=(block, len(run))) for run in runs_b]
+        for metric in metrics:
+            side_a, side_b = arrays[metric]
+            mean_a = np.mean([x[d].mean(axis=1) for x, d in zip(side_a, draws_a, strict=True)], axis=0)
+            mean_b = np.mean([x[d].mean(axis=1) for x, d in zip(side_b, draws_b, strict=True)], axis=0)
+            blocks[metric].append(mean_b - mean_a)
+    result = {}
+    for metric in metrics:
+        low, high = _interval(np, np.concatenate(blocks[metric]), level)
+        va, vb = values[metric]
+        result[metric] = Difference(_mean_over_runs(vb) - _mean_over_runs(va), low, high, paired, level)
+    return result
+
+
 def bootstrap_difference(a: Sequence[Episode], b: Sequence[Episode], metric: str, *,
                          resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
                          level: float = DEFAULT_LEVEL) -> Difference:
-    """`metric` of B minus that of A with a bootstrap interval, paired by task when both ran the same tasks."""
-    _check(resamples, level)
-    runs_a, runs_b = _runs(a), _runs(b)
-    values_a, values_b = _values(runs_a, metric), _values(runs_b, metric)
-    paired = same_tasks(a, b)
-    rng = random.Random(seed)
-    replicates = []
-    for _ in range(resamples):
-        if paired:
-            n = len(runs_a[0])
-            shared = [rng.choices(range(n), k=n) for _ in range(max(len(runs_a), len(runs_b)))]
-            draws_a, draws_b = shared[: len(runs_a)], shared[: len(runs_b)]
-        else:
-            draws_a = [rng.choices(range(len(run)), k=len(run)) for run in runs_a]
-            draws_b = [rng.choices(range(len(run)), k=len(run)) for run in runs_b]
-        replicates.append(_mean_over_runs(values_b, draws_b) - _mean_over_runs(values_a, draws_a))
-    low, high = _interval(replicates, level)
-    return Difference(_mean_over_runs(values_b) - _mean_over_runs(values_a), low, high, paired, level)
+    """`metric` of B minus that of A (see `bootstrap_differences`)."""
+    return bootstrap_differences(a, b, [metric], resamples=resamples, seed=seed, level=level)[metric]

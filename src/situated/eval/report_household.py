@@ -52,7 +52,7 @@ def per_task(runs: Sequence[RunResults]) -> Section:
         blocks.append(Table("SR by task (mean ± std over runs)", ("task", *(r.label for r in runs)), rows,
                             frozenset(range(1, len(runs) + 1))))
     header = ("task", *(m.label for m in HOUSEHOLD[:3]), "steps", "unmet goals", "tokens", "prompt tokens",
-              "calls", "model s", "wall s")
+              "calls", "model seconds", "wall seconds")
     for run, g in zip(runs, groups, strict=True):
         rows = []
         for task, name in order:

@@ -163,7 +163,7 @@ def route_maps(runs: Sequence[RunResults], options: Options) -> tuple[Section, i
 def episodes_table(runs: Sequence[RunResults]) -> Section:
     """Every episode's metrics and cost, folded away (at most MAX_EPISODE_ROWS rows per run)."""
     header = ("episode", "route length", "TC", "SPD", "KPA %", "KPA corrected %", "stop", "actions", "tokens",
-              "calls", "model s", "wall s")
+              "calls", "model seconds", "wall seconds")
     details = []
     for run in runs:
         rows = tuple((e.task, str(route_length(e)), "yes" if e.metrics.get("tc") else "no",

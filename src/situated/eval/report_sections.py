@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .bootstrap import Interval, bootstrap, bootstrap_difference
+from .bootstrap import Interval, bootstrap, bootstrap_differences
 from .papers import PaperResult, comparable, run_setting, run_split
 from .report_document import Block, Details, Section, Table, Text
 from .report_figures import metric_bars
@@ -142,22 +142,20 @@ def comparison(runs: Sequence[RunResults], options: Options) -> tuple[Section | 
     rows, digest = [], []
     for run in runs[1:]:
         cells = []
-        paired = False
+        differences = bootstrap_differences(reference.episodes, run.episodes, [m.key for m in metrics],
+                                            resamples=options.resamples, seed=options.seed, level=options.level)
         for m in metrics:
-            d = bootstrap_difference(reference.episodes, run.episodes, m.key, resamples=options.resamples,
-                                     seed=options.seed, level=options.level)
-            paired = d.paired
+            d = differences[m.key]
             cells.append(f"{d.mean * m.scale:+.{m.digits}f} [{d.low * m.scale:+.{m.digits}f}, "
                          f"{d.high * m.scale:+.{m.digits}f}]{' *' if d.excludes_zero else ''}")
             digest.append({"run": run.label, "vs": reference.label, "metric": m.key, **d.to_dict()})
+        paired = differences[metrics[0].key].paired
         rows.append((run.label, reference.label, "yes" if paired else "no", *cells))
-    main = metrics[0]
     blocks = (
-        Text(f"Differences are the later run minus {reference.label}. Paired: both ran the same tasks, and each "
-             "bootstrap replicate resamples the same tasks for both, so task difficulty cancels. * marks an "
-             f"interval that excludes 0 — a difference unlikely to come from which tasks happened to be drawn "
-             f"alone. With few tasks the intervals are wide; read {main.label} differences smaller than them as "
-             "no difference."),
+        Text(f"Differences are each later run minus {reference.label}. Paired: both ran the same tasks, and each "
+             "bootstrap replicate resamples the same tasks for both, so task difficulty cancels out. * marks an "
+             "interval that excludes 0: that difference is unlikely to be an accident of which tasks were "
+             "evaluated; one that spans 0 shows no clear difference. With few tasks the intervals are wide."),
         Table("Differences against the first run", tuple(header), tuple(rows), frozenset(range(3, len(header)))),
     )
     return Section("Comparison", "comparison", blocks), digest
@@ -281,7 +279,7 @@ def method(system: str, options: Options) -> Section:
              "replicates: each replicate resamples, within every run, as many tasks as the run has, with "
              "replacement, and recomputes the mean over runs; runs themselves are not resampled. Differences "
              "between two runs are paired by task when both ran the same tasks. Replicates are drawn with "
-             f"random.Random({options.seed}), so the same stores give the same report."),
+             f"numpy's default_rng({options.seed}), so the same stores give the same report."),
         Text("The stores were read, never written. Figures are drawn with matplotlib and embedded in this file; it "
              "loads nothing from the network.", muted=True),
     ))
