@@ -116,3 +116,6 @@ def test_a_broken_store_names_its_file_and_line(household: tuple[Path, Path], tm
     assert main(["report", str(broken), "--out", str(tmp_path / "r.html")]) == 2
     err = capsys.readouterr().err.strip()
     assert "episodes.jsonl: line 1" in err and "\n" not in err
+    (broken / "episodes.jsonl").write_text("")  # an evaluation that has not finished an episode yet
+    assert main(["report", str(broken), "--out", str(tmp_path / "r.html")]) == 2
+    assert "no finished episodes yet" in capsys.readouterr().err

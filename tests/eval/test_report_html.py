@@ -192,6 +192,7 @@ def test_markdown_has_the_tables_and_links_its_figures(household_report: Documen
     written = write_report(household_report, out, "md")
     text = out.read_text()
     assert "| task | SR | GCR | Exec |" in text and "## Per task" in text and "| --- | ---: |" in text
+    assert "| grab &lt;obj&gt;: the character is not close to &lt;obj&gt; |" in text  # not read as HTML tags
     figures = [p for p in written if p != out]
     assert figures and all(p.parent == tmp_path / "r_figures" and p.stat().st_size > 1000 for p in figures)
     for figure in figures:

@@ -3,11 +3,19 @@ Markdown file (`<name>_figures/`), linked relatively; folded parts use <details>
 
 from __future__ import annotations
 
+from html import escape
+from urllib.parse import quote
+
 from .report_document import Block, Details, Document, Figure, Gallery, Table, Text
 
 
+def _text(text: str) -> str:
+    """Text with what Markdown would read as HTML escaped (store texts such as "grab <obj>")."""
+    return escape(" ".join(text.split()), quote=False)
+
+
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|") or " "
+    return _text(text).replace("\\", "\\\\").replace("|", "\\|") or " "
 
 
 def _table(table: Table) -> str:
@@ -21,13 +29,13 @@ def _table(table: Table) -> str:
 
 
 def _figure(figure: Figure, folder: str) -> str:
-    link = f"{folder}/{figure.name}{figure.suffix}"
+    link = quote(f"{folder}/{figure.name}{figure.suffix}")
     return f"![{_cell(figure.alt or figure.caption)}]({link})\n\n_{_cell(figure.caption)}_"
 
 
 def _block(block: Block, folder: str) -> str:
     if isinstance(block, Text):
-        return f"_{block.text}_" if block.muted else block.text
+        return f"> {_text(block.text)}" if block.muted else _text(block.text)
     if isinstance(block, Table):
         return _table(block)
     if isinstance(block, Figure):
@@ -42,10 +50,10 @@ def _block(block: Block, folder: str) -> str:
 
 def render_markdown(document: Document, folder: str) -> tuple[str, dict[str, bytes]]:
     """The Markdown text and the figure files it links to (name relative to `folder` → bytes)."""
-    parts = [f"# {document.title}", f"_{document.subtitle}_",
+    parts = [f"# {_text(document.title)}", _text(document.subtitle),
              "Contents: " + " · ".join(f"[{s.title}](#{s.anchor})" for s in document.sections)]
     for section in document.sections:
-        parts.append(f'<a id="{section.anchor}"></a>\n\n## {section.title}')
+        parts.append(f'<a id="{section.anchor}"></a>\n\n## {_text(section.title)}')
         parts += [_block(b, folder) for b in section.blocks]
     files = {f"{f.name}{f.suffix}": f.data for f in document.figures()}
     return "\n\n".join(parts) + "\n", files

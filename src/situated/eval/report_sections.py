@@ -61,23 +61,25 @@ def _settings_text(run: RunResults) -> str:
     return ", ".join(f"{n}={run.setting(n)}" for n in shown)
 
 
-def _percent(value: float) -> str:
-    return f"{100 * value:.0f}%"
-
-
 # ---------------------------------------------------------------------------------------------- what
 def intro(runs: Sequence[RunResults]) -> Section:
     """What the report compares: one row per run, the settings that differ, the full configurations."""
     system = runs[0].system
     differ = differing_settings(runs)
-    words = "one run" if len(runs) == 1 else f"{len(runs)} runs"
-    blocks: list[Block] = [Text(
-        f"This report summarizes {words} of the {system} evaluation ({COMMANDS[system]} --out DIR), read from "
-        "their results stores. " + ("The runs differ in " + ", ".join(
-            f"{n} ({' / '.join(r.setting(n) for r in runs)})" for n in differ) + "; everything else is the same."
-            if differ and len(runs) > 1 else "" if len(runs) == 1 else
-            "The runs have the same settings (repeated evaluations).")
-        + " The first run is the reference the others are compared with.")]
+    if len(runs) == 1:
+        scope = "one run"
+        contrast = ""
+    elif differ:
+        scope = f"{len(runs)} runs"
+        contrast = (" The runs differ in " + ", ".join(f"{n} ({' / '.join(r.setting(n) for r in runs)})"
+                                                       for n in differ)
+                    + "; everything else is the same. The first run is the reference the others are compared with.")
+    else:
+        scope = f"{len(runs)} runs"
+        contrast = (" The runs have the same settings (repeated evaluations). The first run is the reference the "
+                    "others are compared with.")
+    blocks: list[Block] = [Text(f"This report summarizes {scope} of the {system} evaluation ({COMMANDS[system]} "
+                                f"--out DIR), read from their results stores.{contrast}")]
     rows = []
     for index, run in enumerate(runs, start=1):
         where = run.setting("dataset") + " " if system == "navigation" else ""
