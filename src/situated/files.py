@@ -87,13 +87,8 @@ def _kind(mode: int) -> str:
     return _KINDS.get(stat.S_IFMT(mode), "a special file")
 
 
-def read_bytes(path: str | Path, *, what: str = "file", limit: int = DEFAULT_LIMIT) -> bytes:
-    """The content of the regular file `path`, at most `limit` bytes; DataError for anything else.
-
-    The type is checked with stat before opening (and again on the open descriptor), and the file is opened
-    with O_NONBLOCK, so a FIFO, socket or device never blocks; a file that grows past `limit` while it is being
-    read is refused too.
-    """
+def _chunks(path: str | Path, what: str, limit: int) -> Iterator[bytes]:
+    """The content of the regular file `path` in chunks, at most `limit` bytes in all (see `read_bytes`)."""
     shown = str(path)
     try:
         info = os.stat(path)
@@ -113,42 +108,53 @@ def read_bytes(path: str | Path, *, what: str = "file", limit: int = DEFAULT_LIM
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):  # swapped between stat and open
             raise DataError(f"{shown}: cannot read {what}: {_kind(mode)}, not a regular file")
-        chunks: list[bytes] = []
         total = 0
         while True:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            try:
+                chunk = os.read(fd, min(_CHUNK, limit + 1 - total))
+            except OSError as exc:
+                raise DataError(f"{shown}: cannot read {what}: {exc.strerror or exc}") from None
             if not chunk:
-                break
-            chunks.append(chunk)
+                return
             total += len(chunk)
             if total > limit:
                 raise DataError(f"{shown}: {what} grew past the limit of {limit} bytes while being read")
-        return b"".join(chunks)
-    except OSError as exc:
-        raise DataError(f"{shown}: cannot read {what}: {exc.strerror or exc}") from None
+            yield chunk
     finally:
         os.close(fd)
 
 
-def decode_text(data: bytes, where: str, *, allow_nul: bool = False) -> str:
-    """`data` as strict UTF-8 (a leading byte-order mark is dropped); DataError naming the line and column of
-    the first invalid byte, or of the first NUL unless `allow_nul`."""
+def read_bytes(path: str | Path, *, what: str = "file", limit: int = DEFAULT_LIMIT) -> bytes:
+    """The content of the regular file `path`, at most `limit` bytes; DataError for anything else.
+
+    The type is checked with stat before opening (and again on the open descriptor), and the file is opened
+    with O_NONBLOCK, so a FIFO, socket or device never blocks; a file that grows past `limit` while it is being
+    read is refused too. `what` names the file in messages ("scene graph", "cassette").
+    """
+    return b"".join(_chunks(path, what, limit))
+
+
+def decode_text(data: bytes, where: str, *, line: int = 1, allow_nul: bool = False) -> str:
+    """`data` (line `line` of `where` onwards) as strict UTF-8, a byte-order mark at the start of line 1
+    dropped; DataError naming the line and column of the first invalid byte, or of the first NUL unless
+    `allow_nul`."""
+    first = line
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         start = exc.start
-        line = data.count(b"\n", 0, start) + 1
+        line = first + data.count(b"\n", 0, start)
         line_start = data.rfind(b"\n", 0, start) + 1
         column = len(data[line_start:start].decode("utf-8", errors="replace")) + 1
         bad = data[start : max(exc.end, start + 1)][:4].hex(" ")
         raise DataError(f"{at(where, line, column)}: not UTF-8 text (byte {bad}: {exc.reason})") from None
-    if text.startswith("\ufeff"):
+    if first == 1 and text.startswith("\ufeff"):
         text = text[1:]
     if not allow_nul:
         nul = text.find("\x00")
         if nul >= 0:
-            line, column = _position(text, nul)
-            raise DataError(f"{at(where, line, column)}: NUL byte in text")
+            row, column = _position(text, nul)
+            raise DataError(f"{at(where, first + row - 1, column)}: NUL byte in text")
     return text
 
 
@@ -317,18 +323,41 @@ def read_json_lines(
     max_int_digits: int = MAX_INT_DIGITS,
     duplicate_keys: Literal["last", "error"] = "last",
 ) -> Iterator[tuple[int, Any]]:
-    """(line number, value) of each non-blank line of the JSON-lines file `path`; lines end with \\n (a \\r
-    before it is dropped). The whole file is read and decoded first, so a bad byte anywhere fails before the
-    first value; a bad line fails when it is reached."""
-    text = read_text(path, what=what, limit=limit)
+    """(line number, value) of each non-blank line of the JSON-lines file `path`, read as it is consumed
+    (memory grows with the longest line, not the file). Lines end with \\n (a \\r before it is dropped); each
+    is decoded and parsed as `read_text` and `parse_json` do, and a bad line fails when it is reached."""
     shown = str(path)
-    for number, raw in enumerate(text.split("\n"), start=1):
-        line = raw.removesuffix("\r")
-        if line.strip():
-            yield number, parse_json(
-                line, shown, line=number, max_depth=max_depth, max_int_digits=max_int_digits,
-                duplicate_keys=duplicate_keys,
-            )
+    number = 0
+    pending = bytearray()
+
+    def parse(raw: bytes) -> Any:
+        text = decode_text(raw.removesuffix(b"\r"), shown, line=number)
+        if not text.strip():
+            return _BLANK
+        return parse_json(
+            text, shown, line=number, max_depth=max_depth, max_int_digits=max_int_digits,
+            duplicate_keys=duplicate_keys,
+        )
+
+    for chunk in _chunks(path, what, limit):
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            pending += chunk[start:end]
+            number += 1
+            value = parse(bytes(pending))
+            pending.clear()
+            if value is not _BLANK:
+                yield number, value
+            start = end + 1
+        pending += chunk[start:]
+    if pending:
+        number += 1
+        value = parse(bytes(pending))
+        if value is not _BLANK:
+            yield number, value
+
+
+_BLANK: Any = object()
 
 
 # ------------------------------------------------------------------------------------------------- fields
