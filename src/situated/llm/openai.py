@@ -255,7 +255,8 @@ class OpenAILLM:
         try:
             data = files.parse_json(files.decode_text(raw, "body"), "body")
         except DataError as exc:
-            raise _Failure("malformed JSON body", f"{exc} {raw[:80]!r}", retry=True) from None
+            detail = f"{str(exc).removeprefix('body: ')}; body starts {raw[:60]!r}"
+            raise _Failure("malformed JSON body", detail, retry=True) from None
         if not isinstance(data, dict) or not data.get("choices"):
             raise _Failure("answer has no choices", str(data)[:120], retry=True)
         try:
