@@ -116,9 +116,8 @@ class Cassette:
             raise CassetteError(f"cassette {exc}") from None
 
     def where(self, key: str) -> str:
-        """`PATH: line N` of the record answering `key` (the path alone when it was recorded in this run)."""
-        line = self._lines.get(key)
-        return files.at(str(self.path), line) if line else str(self.path)
+        """`cassette PATH: line N` of the record answering `key` (no line when it was recorded in this run)."""
+        return files.at(f"cassette {self.path}", self._lines.get(key))
 
     @staticmethod
     def key(request: dict) -> str:
