@@ -168,6 +168,7 @@ class _Failure(Exception):
     """One failed try; `retry` says whether trying again may help."""
 
     def __init__(self, summary: str, detail: str, retry: bool, status: int | None = None) -> None:
+        detail = " ".join(detail.split())  # a server's text may hold line breaks; messages are one line
         super().__init__(f"{summary}: {detail}")
         self.summary = summary
         self.detail = detail
