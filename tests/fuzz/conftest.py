@@ -67,7 +67,7 @@ SCALARS = (
 )
 
 
-def json_values(scalars: st.SearchStrategy[Any] = SCALARS, max_leaves: int = 25) -> st.SearchStrategy[Any]:
+def json_values(scalars: st.SearchStrategy[Any] = SCALARS, max_leaves: int = 15) -> st.SearchStrategy[Any]:
     """Nested lists and objects of `scalars` (NaN, infinities and 120-digit integers included by default)."""
     return st.recursive(
         scalars,

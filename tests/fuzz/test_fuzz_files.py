@@ -89,9 +89,29 @@ VALID_SCALARS = (
 
 @given(data=st.data())
 def test_valid_json_reads_back_exactly(data: st.DataObject, fuzz: SimpleNamespace) -> None:
-    value = data.draw(fuzz.json_values(VALID_SCALARS))  # at most 25 leaves: never deeper than 64
+    value = data.draw(fuzz.json_values(VALID_SCALARS))  # at most 15 leaves: never deeper than 64
     text = json.dumps(value, ensure_ascii=data.draw(st.booleans()), indent=data.draw(st.sampled_from([None, 1])))
     assert files.parse_json(text, "x") == value
+
+
+TRICKY_STRINGS = st.text(alphabet='[]{}"\\/ nu0d8', max_size=12)
+
+
+@given(data=st.data())
+def test_nesting_limit_is_exact_whatever_the_strings_hold(data: st.DataObject) -> None:
+    depth = data.draw(st.integers(0, 90))
+    strings = data.draw(st.lists(TRICKY_STRINGS, min_size=1, max_size=4))
+    shape = data.draw(st.integers(0, 2**depth))  # bit k: level k is a list (1) or an object (0)
+    value: Any = strings[0]
+    for level in range(depth):
+        other = strings[level % len(strings)]
+        value = [value, other] if shape >> level & 1 else {other: value}
+    text = json.dumps(value, ensure_ascii=data.draw(st.booleans()))
+    result = outcome(lambda: files.parse_json(text, "x"))
+    if depth <= files.MAX_DEPTH:
+        assert result == value
+    else:
+        assert isinstance(result, DataError) and "nested deeper than 64 levels" in str(result)
 
 
 TYPES: list[Any] = [

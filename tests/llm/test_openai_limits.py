@@ -39,9 +39,9 @@ class Endless(httpx.SyncByteStream):
         self.sent = 0
 
     def __iter__(self) -> Iterator[bytes]:
-        chunk = b" " * 65536
         yield b'{"choices": [{"text": "'
         while self.sent < self.total:
+            chunk = bytes(65536)  # a new object each time, as from a socket
             self.sent += len(chunk)
             yield chunk
 
