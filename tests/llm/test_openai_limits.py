@@ -196,6 +196,11 @@ def test_a_deeply_nested_json_answer_is_a_backend_error() -> None:
         mock(reply(answer)).json([{"role": "user", "content": "x"}], {"type": "array"}, max_tokens=100_000)
 
 
+def test_a_prompt_that_is_not_text_is_a_backend_error() -> None:
+    with pytest.raises(BackendError, match="request is not UTF-8 text: surrogates not allowed"):
+        mock(reply({"choices": [CHOICE]})).complete("bad \ud800")
+
+
 def test_count_tokens_falls_back_to_an_estimate_on_a_hostile_tokenizer() -> None:
     llm = mock(reply(b'{"tokens": ' + b"[" * 100_000 + b"}"))
     assert llm.count_tokens("walk to the kitchen") == 5

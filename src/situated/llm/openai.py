@@ -245,6 +245,8 @@ class OpenAILLM:
             raise _Failure(f"timed out ({type(exc).__name__})", detail, retry=True) from None
         except httpx.HTTPError as exc:
             raise _Failure(f"connection failed ({type(exc).__name__})", str(exc), retry=True) from None
+        except UnicodeEncodeError as exc:  # a prompt holding an unpaired surrogate cannot be sent as UTF-8
+            raise _Failure("request is not UTF-8 text", exc.reason, retry=False) from None
         finally:
             _DEADLINE.reset(token)
 
