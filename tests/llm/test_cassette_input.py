@@ -139,6 +139,19 @@ def test_records_are_appended_on_their_own_line_after_an_interrupted_write(tmp_p
     assert wrap("fake:x", path, "replay").complete("b", **PARAMS).text == "B"
 
 
+def test_an_answer_that_would_not_read_back_is_not_recorded(tmp_path: Path) -> None:
+    class Nan:
+        uri = "fake:x"
+
+        def json(self, messages: list, schema: dict, **params: Any) -> Any:
+            return {"score": float("nan")}
+
+    path = tmp_path / "c.jsonl"
+    with pytest.raises(BackendError, match=r"answer cannot be recorded: record: line 1, column \d+: NaN is not"):
+        wrap(Nan(), path, "record").json([{"role": "user", "content": "x"}], {"type": "object"})
+    assert not path.exists() or path.read_text() == ""
+
+
 def test_record_into_a_missing_folder_creates_it(tmp_path: Path) -> None:
     llm = wrap(Echo(), tmp_path / "runs" / "a" / "c.jsonl", "record")
     llm.complete("x", **PARAMS)

@@ -135,10 +135,10 @@ class Cassette:
     def put(self, key: str, request: dict, response: Any) -> None:
         """Append one record (fsync'd, on its own line) and remember it."""
         line = json.dumps({"key": key, "request": request, "response": response}, ensure_ascii=False)
-        try:
-            line.encode("utf-8")
-        except UnicodeEncodeError:
-            raise BackendError(f"cassette {self.path}: answer holds an unpaired surrogate; not recorded") from None
+        try:  # what is written must read back (no NaN, unpaired surrogates, 101-digit integers, deep nesting)
+            files.parse_json(line, "record")
+        except DataError as exc:
+            raise BackendError(f"cassette {self.path}: answer cannot be recorded: {exc}") from None
         with self._lock:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,11 +167,12 @@ class CassetteLLM:
             self._inner = load(self.uri, **self._load_opts)
         return self._inner
 
-    def _call(self, request: dict, summary: str, run: Any) -> Any:
+    def _call(self, request: dict, summary: str, run: Any) -> tuple[Any, str]:
+        """(answer, key): from the cassette, or from the backend and then recorded."""
         request = {"uri": self.uri, **request}
         key = Cassette.key(request)
         if self.cassette.mode != "record" and key in self.cassette:
-            return self.cassette.get(key)
+            return self.cassette.get(key), key
         if self.cassette.mode == "replay":
             raise BackendError(
                 f"not in cassette {self.cassette.path}: {request['call']} for {self.uri}, prompt sha256 "
@@ -179,7 +180,7 @@ class CassetteLLM:
             )
         response = run()
         self.cassette.put(key, request, response)
-        return response
+        return response, key
 
     def complete(
         self,
@@ -204,9 +205,8 @@ class CassetteLLM:
         def run() -> dict:
             return asdict(self.inner.complete(prompt, **params))
 
-        request = {"call": "complete", "prompt": prompt, **params}
-        data = self._call(request, prompt, run)
-        return _completion(data, self.cassette.where(Cassette.key({"uri": self.uri, **request})))
+        data, key = self._call({"call": "complete", "prompt": prompt, **params}, prompt, run)
+        return _completion(data, self.cassette.where(key))
 
     def json(
         self,
@@ -224,12 +224,11 @@ class CassetteLLM:
 
         request = {"call": "json", "messages": messages, "schema": schema, **params}
         summary = json.dumps(messages, ensure_ascii=False)
-        return self._call(request, summary, run)
+        return self._call(request, summary, run)[0]
 
     def count_tokens(self, text: str) -> int:
-        request = {"call": "count_tokens", "text": text}
-        count = self._call(request, text, lambda: self.inner.count_tokens(text))
-        _check_response("count_tokens", count, self.cassette.where(Cassette.key({"uri": self.uri, **request})))
+        count, key = self._call({"call": "count_tokens", "text": text}, text, lambda: self.inner.count_tokens(text))
+        _check_response("count_tokens", count, self.cassette.where(key))
         return int(count)
 
 
