@@ -246,6 +246,8 @@ def test_field_checks_types_and_names_the_path() -> None:
         files.check_type(["a"], tuple[str, int], "x")
     with pytest.raises(DataError, match=r"^x: field k: expected integer or null, got string$"):
         files.check_type("3", int | None, "x", name="k")
+    with pytest.raises(DataError, match=r"^x: field m\['a\\nb'\]: expected integer, got null$"):
+        files.check_type({"a\nb": None}, dict[str, int], "x", name="m")
 
 
 def test_validate_turns_pydantic_errors_into_one_line() -> None:

@@ -409,6 +409,13 @@ def type_name(kind: Any) -> str:
     return names.get(kind, getattr(kind, "__name__", str(kind)))
 
 
+def field_path(path: str, key: str) -> str:
+    """`path.key`, or `path['key']` when the key is not a plain name (so a message stays one readable line)."""
+    if key.replace("_", "a").replace("-", "a").isalnum() and key.isascii():
+        return f"{path}.{key}" if path else key
+    return f"{path}[{key!r}]"
+
+
 def _json_type(value: Any) -> str:
     names = {str: "string", int: "integer", float: "number", bool: "boolean", dict: "object", list: "list"}
     return "null" if value is None else names.get(type(value), type(value).__name__)
@@ -451,7 +458,7 @@ def _check(value: Any, kind: Any, path: str) -> tuple[str, str] | None:
             return path, f"expected {type_name(kind)}, got {_json_type(value)}"
         value_kind = args[1] if args else Any
         for key, item in value.items():
-            problem = _check(item, value_kind, f"{path}.{key}" if path else str(key))
+            problem = _check(item, value_kind, field_path(path, key))
             if problem:
                 return problem
         return None
@@ -472,8 +479,8 @@ def check_type(value: Any, kind: Any, where: str, *, name: str = "") -> Any:
     problem = _check(value, kind, name)
     if problem is None:
         return value
-    field_path, message = problem
-    return _raise(DataError(f"{at(where, field=field_path or None)}: {message}"))
+    location, message = problem
+    return _raise(DataError(f"{at(where, field=location or None)}: {message}"))
 
 
 def field(obj: Any, name: str, kind: type[T] | Any, where: str, *, default: Any = _MISSING) -> T:
@@ -502,9 +509,10 @@ def validate(model: Any, value: Any, where: str) -> Any:
         first = errors[0] if errors else {"loc": (), "msg": str(exc)}
         loc = ""
         for part in first.get("loc", ()):
-            loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
+            loc = f"{loc}[{part}]" if isinstance(part, int) else field_path(loc, str(part))
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise DataError(f"{at(where, field=loc or None)}: {first['msg']}{more}") from None
+        message = " ".join(str(first["msg"]).split())  # a validator's message may hold line breaks
+        raise DataError(f"{at(where, field=loc or None)}: {message}{more}") from None
 
 
 # ------------------------------------------------------------------------------------------------- outputs

@@ -60,7 +60,7 @@ def _completion(value: Any, where: str) -> Completion:
         files.check_type(value, dict[str, Any], where, name="response")
         unknown = sorted(set(value) - set(_COMPLETION_FIELDS))
         if unknown:
-            raise DataError(f"{files.at(where, field=f'response.{unknown[0]}')}: unknown field")
+            raise DataError(f"{files.at(where, field=files.field_path('response', unknown[0]))}: unknown field")
         for name, kind in _COMPLETION_FIELDS.items():
             if name in value:
                 files.check_type(value[name], kind, where, name=f"response.{name}")
