@@ -12,7 +12,6 @@ from fakes import ScriptedLLM, accepts
 from situated.actions import TABLETOP_SPACE
 from situated.envs.tabletop.catalogue import CATALOGUE
 from situated.errors import DataError
-from situated.program import Call, Comment, parse
 from situated.planners.progprompt_tabletop import (
     TABLETOP_EXAMPLES,
     TabletopPlanner,
@@ -20,6 +19,7 @@ from situated.planners.progprompt_tabletop import (
     read_example,
     strip_objects_line,
 )
+from situated.program import Call, Comment, parse
 
 SCENE = ["apple", "banana", "bowl", "box", "mug"]
 AFFORDANCES = {name: frozenset({"CONTAINER"} if CATALOGUE[name].is_container else {"GRABBABLE"}) for name in SCENE}
@@ -107,7 +107,8 @@ def test_grammar_admits_only_scene_items_into_scene_containers() -> None:
 
 
 def test_plan_continues_after_the_object_line_and_reads_the_answer() -> None:
-    llm = ScriptedLLM(["# 0: fruit in the bowl\n\tgrab_and_putin('apple', 'bowl')\n\tgrab_and_putin('banana', 'bowl')\n"])
+    llm = ScriptedLLM(["# 0: fruit in the bowl\n\tgrab_and_putin('apple', 'bowl')\n"
+                       "\tgrab_and_putin('banana', 'bowl')\n"])
     result = TabletopPlanner(llm).plan("put the fruit in the bowl", SCENE, affordances=AFFORDANCES)
     call = llm.calls[0]
     assert call["prompt"].endswith("():\n\tobjects = ['apple', 'banana', 'bowl', 'box', 'mug']\n\t")
