@@ -30,18 +30,24 @@ DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 eval_app = _eval_app()
 
 
+def _cell(values: Sequence[float]) -> str:
+    return f"{values[0]:.2f}" if len(values) == 1 else str(stat(values))
+
+
 def tabletop_table(episodes: Sequence[Episode], title: str) -> Table:
-    """Per task and setting: SR, Exec, Plan SR (mean ± std over runs), steps, and the first failure."""
+    """Per task and setting: SR, Exec, Plan SR (mean ± std over runs), steps, and the first failed step (or
+    else the first goal condition left unmet)."""
     table = Table(title=title)
-    for column in ("#", "task", "distractors", "SR", "Exec", "Plan SR", "steps", "failures"):
+    for column in ("#", "task", "distractors", "SR", "Exec", "Plan SR", "steps", "what went wrong"):
         table.add_column(column)
     for _, rows in by_task(episodes):
         first = rows[0]
         added = first.details.get("distractor_objects", [])
-        failures = [f for r in rows for f in r.details.get("failures", [])]
+        failures = [f for r in rows for f in r.details.get("failures", [])] or [
+            f"not {m}" for r in rows for m in r.details.get("missing", [])]
         table.add_row(str(first.details.get("task_index", "")), first.instruction,
                       ", ".join(added) if first.details.get("distractors") else "none",
-                      *(str(stat([r.metrics[m] for r in rows])) for m in TABLETOP_METRICS),
+                      *(_cell([r.metrics[m] for r in rows]) for m in TABLETOP_METRICS),
                       str(round(sum(r.details.get("attempted", 0) for r in rows) / len(rows), 1)),
                       escape(failures[0][:70]) + (f" (+{len(failures) - 1})" if len(failures) > 1 else "")
                       if failures else "")
