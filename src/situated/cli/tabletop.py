@@ -18,7 +18,14 @@ from ..errors import SituatedError
 from ..eval.episode import Episode
 from ..eval.store import fingerprint
 from ..eval.summary import by_task, stat
-from ..eval.tabletop import TABLETOP_METRICS, evaluate_tabletop, tabletop_config, tabletop_summary
+from ..eval.tabletop import (
+    TABLETOP_METRICS,
+    check_layouts,
+    evaluate_tabletop,
+    tabletop_cases,
+    tabletop_config,
+    tabletop_summary,
+)
 from ..planners.progprompt_tabletop import TABLETOP_EXAMPLES, TabletopPlanner
 from .models import BaseUrlOpt, ThreadsOpt, open_model
 from .progprompt import _eval_app
@@ -84,6 +91,7 @@ def eval_tabletop(
     config = tabletop_config(all_tasks, model=model, base_url=base_url, planner="progprompt_tabletop",
                              examples=examples, example_plans=fingerprint(dict(TABLETOP_EXAMPLES)),
                              grammar=not no_grammar)
+    check_layouts(tabletop_cases(chosen), runs, seed)  # objects that cannot be placed: before loading a model
     err = Console(stderr=True)
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
                      console=err)

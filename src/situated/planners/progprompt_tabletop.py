@@ -143,7 +143,7 @@ class TabletopPrompt:
     def examples_for(self, task_name: str | None) -> list[str]:
         """The example plans shown for a task: never the task's own plan (one example fewer then)."""
         exclude = function_name(task_name) if task_name else None
-        n = self.n_examples - (exclude in self.examples and self.n_examples == len(self.examples))
+        n = min(self.n_examples, len(self.examples) - 1) if exclude in self.examples else self.n_examples
         return select_examples(self.examples, n, sample=self.sample_examples, seed=self.seed, exclude=exclude)
 
     def prompt(self, task_name: str, objects: Sequence[str]) -> str:
