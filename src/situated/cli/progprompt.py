@@ -58,7 +58,8 @@ def _examples_path(path: Path | None, data_dir: Path | None = None) -> Path:
 @app.command("plan")
 def plan_command(
     task: Annotated[str, typer.Argument(help="The task, e.g. \"microwave salmon\".")],
-    scene: Annotated[Path, typer.Option("--scene", help="A VirtualHome-format scene graph (JSON).")],
+    scene: Annotated[Path, typer.Option("--scene", help="A VirtualHome-format scene graph (JSON), or "
+                                        "tabletop:NAME|FILE for a tabletop scene (gift_bag, fruit_bowl, sorting).")],
     model: Annotated[str, typer.Option("--model", help="Model URI.")] = DEFAULT_MODEL,
     base_url: BaseUrlOpt = None,
     threads: ThreadsOpt = None,
@@ -75,10 +76,21 @@ def plan_command(
     cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "auto",
     seed: Annotated[int, typer.Option(help="Seed for grounding and example sampling.")] = 0,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write the trace here as JSON lines.")] = None,
+    render: Annotated[Path | None, typer.Option("--render", help="Tabletop: save the camera's final image (PNG).")
+                      ] = None,
 ) -> None:
     """Write a plan for TASK with an LLM, run it on the scene and show which goal conditions hold."""
     from ..datasets.task_goals import goals_for
 
+    if str(scene).startswith("tabletop:"):  # the tabletop variant (cli/tabletop_scene.py)
+        from .tabletop_scene import plan_on_tabletop
+
+        return plan_on_tabletop(task, str(scene), model=model, base_url=base_url, threads=threads, tasks=tasks,
+                                examples_file=examples_file, examples=examples, grammar=not no_grammar,
+                                comments=ablation in ("full", "no-feedback"), replan=replan, cassette=cassette,
+                                cassette_mode=cassette_mode, seed=seed, trace=trace, render=render)
+    if render is not None:
+        raise SituatedError(f"--render {render}: only a tabletop scene has a camera (use --scene tabletop:...)")
     console = Console(highlight=False)
     goals = goals_for(tasks, task) if tasks is not None else None
     env = HouseholdEnv.from_file(scene, seed=seed)

@@ -145,7 +145,7 @@ class TabletopEnv:
 
     def holds(self, condition: Condition) -> bool:
         """Geometric check of close / holds / inside / on (and `gripper is 'opened'|'closed'`), negation applied."""
-        return self._holds(condition) != condition.negated
+        return bool(self._holds(condition)) != condition.negated
 
     def _holds(self, condition: Condition) -> bool:
         args = [a.name if isinstance(a, Var) else str(a) for a in condition.args]

@@ -57,8 +57,8 @@ def collisions(world: World, target: str, point: np.ndarray, yaw: float) -> int:
     return count
 
 
-def choose_yaw(world: World, target: str, point: np.ndarray, base_yaw: float) -> float:
-    """The heading among `base_yaw + turn` (the object's grasp turns) that touches the fewest neighbours."""
+def rank_yaws(world: World, target: str, point: np.ndarray, base_yaw: float) -> list[float]:
+    """The headings `base_yaw + turn` (the object's grasp turns), those that touch the fewest neighbours first."""
     turns = world.bodies[target].spec.grasp_turns()
-    best = min(turns, key=lambda turn: (collisions(world, target, point, base_yaw + turn), turns.index(turn)))
-    return base_yaw + best
+    ranked = sorted(turns, key=lambda turn: (collisions(world, target, point, base_yaw + turn), turns.index(turn)))
+    return [base_yaw + turn for turn in ranked]

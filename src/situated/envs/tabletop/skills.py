@@ -23,8 +23,8 @@ import numpy as np
 
 from ...errors import DataError
 from .arm import HOME, TICK, Arm, top_down
-from .bodies import Quat, rotation, to_world, yaw_of
-from .grasp_planning import HAND_ABOVE, choose_yaw
+from .bodies import Quat, rotation, to_local, to_world, yaw_of
+from .grasp_planning import HAND_ABOVE, rank_yaws
 from .kinematics import forward
 from .relations import inside
 from .world import TABLE_Z, TIME_STEP, World
@@ -38,6 +38,8 @@ MAX_TRAVEL_Z = 0.50
 FINGERTIP = 0.012        # fingertips reach this far below the gripper point
 REACH_TOLERANCE = 0.01   # a pose whose IK solution misses by more than this is out of reach
 ARRIVAL_TOLERANCE = 0.01
+SPOT_STEP = 0.005        # grid step when looking for a free spot to drop into a container
+FINGER_MARGIN = 0.025    # the closed fingers reach this far beyond a held item's footprint, along their axis
 
 
 def _fold(yaw: float) -> float:
@@ -83,10 +85,18 @@ class Skills:
         return point
 
     def grasp_yaw(self, name: str) -> float:
-        """The gripper's heading for grasping `name`: across its grasp axis, turned away from the neighbours."""
+        """The gripper's heading for grasping `name`: across its grasp axis, turned away from the neighbours, and
+        one the arm can reach (near the edge of the workspace a quarter turn can decide)."""
         body = self.world.bodies[name]
         base = yaw_of(self.world.orientation(name)) + body.spec.grasp_yaw
-        return _fold(choose_yaw(self.world, name, self.grasp_point(name), base))
+        point = self.grasp_point(name)
+        ranked = [_fold(yaw) for yaw in rank_yaws(self.world, name, point, base)]
+        if len(ranked) > 1:
+            hover = np.array([point[0], point[1], self.world.top(name) + HOVER])
+            for yaw in ranked:
+                if not self._out_of_reach(hover, top_down(yaw)):
+                    return yaw
+        return ranked[0]
 
     def _current_yaw(self) -> float:
         _, q = self.arm.ee_pose()
@@ -178,8 +188,40 @@ class Skills:
             return np.array([centre[0], centre[1], base + shape.rim + FINGERTIP + RIM_CLEARANCE]), yaw
         ee, q = self.arm.ee_pose()
         offset = rotation(top_down(yaw)) @ (rotation(q).T @ (world.centre(held) - ee))
-        z = max(base + shape.floor + self._hang() + 0.015, base + shape.rim + HAND_CLEARANCE - HAND_ABOVE)
-        return np.array([centre[0] - offset[0], centre[1] - offset[1], z]), yaw
+        spot, below = self._free_spot(name, held)
+        floor = max(base + shape.floor, below)
+        z = max(floor + self._hang() + 0.015, base + shape.rim + HAND_CLEARANCE - HAND_ABOVE)
+        return np.array([spot[0] - offset[0], spot[1] - offset[1], z]), yaw
+
+    def _free_spot(self, container: str, held: str) -> tuple[np.ndarray, float]:
+        """Where in `container` to drop `held` (world x, y) and the highest top of the contents under it there:
+        the centre when the container is empty, else the spot farthest from what is already inside (so a second
+        item does not land on the first), keeping the held item and the fingers around it (they close along the
+        container's local y, the hand being turned to the container) within the inner walls."""
+        world = self.world
+        body = world.bodies[container]
+        shape = body.spec.container
+        assert shape is not None
+        reach = max(world.bodies[held].spec.footprint) / 2
+        contents = [(to_local(world.client, body, world.centre(n))[:2], max(world.bodies[n].spec.footprint) / 2,
+                     world.top(n)) for n in world.bodies if n != held and inside(world, n, container)]
+        spot = np.zeros(2)
+        if contents:
+            mx = max(0.0, shape.half_x - reach)
+            my = max(0.0, shape.half_y - reach - FINGER_MARGIN)
+            best = -math.inf
+            for x in np.linspace(-mx, mx, 2 * round(mx / SPOT_STEP) + 1):
+                for y in np.linspace(-my, my, 2 * round(my / SPOT_STEP) + 1):
+                    if shape.footprint == "circle" and (math.hypot(x, y) > shape.half_x - reach or math.hypot(
+                            x, abs(y) + reach + FINGER_MARGIN) > shape.half_x):
+                        continue
+                    here = np.array([x, y])
+                    gap = min(float(np.linalg.norm(here - c)) - r for c, r, _ in contents)
+                    if gap > best + 1e-6:
+                        best, spot = gap, here
+        below = max((top for c, r, top in contents if float(np.linalg.norm(spot - c)) < r + reach), default=-math.inf)
+        point = to_world(world.client, body, (float(spot[0]), float(spot[1]), 0.0))
+        return point[:2], below
 
     def _under_gripper(self) -> str | None:
         """The item whose grasp point lies within 3 cm of the gripper's vertical line, below it (highest first)."""
@@ -245,15 +287,20 @@ class Skills:
         return self.goto(name) or self.grasp()
 
     def grab_and_putin(self, item: str, container: str) -> str:
-        """Pick `item` up, carry it over `container`, release it, go home; '' only if it ends inside."""
+        """Pick `item` up, carry it over `container`, release it, go home; '' only if it ends inside. When the
+        carry fails the item is let go where the arm stopped, and the arm goes home whatever happened, so the
+        next pick-and-place starts from the same pose with an empty gripper."""
         if not self.world.bodies[container].spec.is_container:
             return f"'{container}' is not a container"
         if self.world.bodies[item].spec.is_container:
             return f"'{item}' is a container and cannot be picked up"
-        reason = self.pickup(item) or self.goto(container) or self.release()
+        reason = self.pickup(item)
+        if not reason:
+            reason = self.goto(container)
+            self.release()  # blocked or not, the gripper opens: a failed pick-and-place holds nothing afterwards
+        self.go_home()
         if reason:
             return reason
-        self.go_home()
         if not inside(self.world, item, container):
             return f"'{item}' landed outside '{container}'"
         return ""

@@ -6,7 +6,11 @@ is deterministic: the same scene and the same commands give bit-identical states
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -23,12 +27,35 @@ TIME_STEP = 1.0 / 240.0
 TABLE_Z = 0.0            # the table top (the robot stands on it at the origin)
 
 
+@contextlib.contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """Silence file descriptor 1 for a moment: pybullet's C code prints an `argv[0]=` line on every connection,
+    which would end up in a command's output (a `--json` line must stay the last one)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no real stdout (e.g. captured): nothing to protect
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(fd)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), fd)
+            try:
+                yield
+            finally:
+                os.dup2(saved, fd)
+    finally:
+        os.close(saved)
+
+
 class World:
     """The simulated tabletop: `bodies` by name, the `arm`, simulated time, and the initial state to go back to."""
 
     def __init__(self, scene: Scene) -> None:
         self.scene = scene
-        self.client = BulletClient(connection_mode=pybullet.DIRECT)
+        with _quiet_stdout():
+            self.client = BulletClient(connection_mode=pybullet.DIRECT)
         c = self.client
         data = pybullet_data.getDataPath()
         c.setAdditionalSearchPath(data)
