@@ -77,9 +77,9 @@ def test_bad_task_files_are_one_line_errors_naming_task_and_field(tmp_path: Path
 
 
 @pytest.mark.parametrize(("raw", "message"), [
-    (b"[{\"task\": ", "tasks.json:1: invalid JSON"),
+    (b"[{\"task\": ", "tasks.json: line 1, column 11: invalid JSON"),
     (b"\xff\xfe", "not UTF-8"),
-    (b'[{"task": "a", "objects": ["apple"], "goal": [], "x": NaN}]', "NaN is not a number"),
+    (b'[{"task": "a", "objects": ["apple"], "goal": [], "x": NaN}]', "NaN is not a JSON number"),
 ])
 def test_unreadable_files(tmp_path: Path, raw: bytes, message: str) -> None:
     path = tmp_path / "tasks.json"

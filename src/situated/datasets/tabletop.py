@@ -14,12 +14,12 @@ one line naming the file, the task and the field.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import files
 from ..envs.tabletop.catalogue import CATALOGUE
 from ..envs.tabletop.scene import MAX_OBJECTS
 from ..errors import DataError, ParseError
@@ -73,27 +73,9 @@ def parse_goal(text: str, where: str) -> Condition:
 def load_tabletop_tasks(path: str | Path) -> list[TabletopTask]:
     """The tasks of a task file; DataError (`FILE: task N: field 'F': ...`) when it is malformed."""
     path = Path(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise DataError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
-        data = json.loads(path.read_bytes().decode("utf-8"), parse_constant=_reject_constant)
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such tasks file") from None
-    except OSError as err:
-        raise DataError(f"{path}: cannot read tasks ({err.strerror or err})") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text") from None
-    except json.JSONDecodeError as err:
-        raise DataError(f"{path}:{err.lineno}: invalid JSON ({err.msg})") from None
-    except ValueError as err:  # NaN / Infinity
-        raise DataError(f"{path}: {err}") from None
-    except RecursionError:
-        raise DataError(f"{path}: JSON nested too deeply") from None
-    return tasks_from_data(data, str(path))
-
-
-def _reject_constant(word: str) -> Any:
-    raise ValueError(f"{word} is not a number (JSON allows finite numbers only)")
+    if not path.exists() and not path.is_symlink():
+        raise DataError(f"{path}: no such tasks file")
+    return tasks_from_data(files.read_json(path, what="tasks file", limit=MAX_FILE_BYTES), str(path))
 
 
 def tasks_from_data(data: Any, source: str = "<tasks>") -> list[TabletopTask]:

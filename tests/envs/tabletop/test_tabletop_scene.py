@@ -116,19 +116,19 @@ def test_scene_file_errors_name_the_field(tmp_path: Path, data: object, fragment
 
 
 def test_scene_file_unreadable_or_not_json(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match=r"missing\.json: not a regular file"):
+    with pytest.raises(DataError, match=r"missing\.json: cannot read scene file: No such file"):
         load_scene(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text('{"format": ', encoding="utf-8")
-    with pytest.raises(DataError, match=r"bad\.json:1: invalid JSON"):
+    with pytest.raises(DataError, match=r"bad\.json: line 1, column 12: invalid JSON"):
         load_scene(bad)
     nan = tmp_path / "nan.json"
     nan.write_text('{"format": "situated-tabletop-scene/1", "objects": [{"name": "apple", "x": NaN, "y": 0}]}')
-    with pytest.raises(DataError, match=r"nan\.json: NaN is not a number"):
+    with pytest.raises(DataError, match=r"nan\.json: line 1, column 76: NaN is not a JSON number"):
         load_scene(nan)
     binary = tmp_path / "binary.json"
     binary.write_bytes(b"\xff\xfe{}")
-    with pytest.raises(DataError, match=r"binary\.json: not UTF-8"):
+    with pytest.raises(DataError, match=r"binary\.json: line 1, column 1: not UTF-8"):
         load_scene(binary)
 
 

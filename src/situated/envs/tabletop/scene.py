@@ -20,6 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ... import files
 from ...errors import DataError
 from .catalogue import CATALOGUE
 
@@ -73,8 +74,9 @@ class Scene:
                                                "yaw": round(p.yaw, 4)} for p in self.placements]}
 
     def save(self, path: str | Path) -> Path:
+        """Write the scene file (replacing `path` in one step); returns its path."""
         target = Path(path)
-        target.write_text(json.dumps(self.to_dict(), indent=1) + "\n", encoding="utf-8")
+        files.write_text_atomic(target, json.dumps(self.to_dict(), indent=1) + "\n")
         return target
 
 
@@ -208,27 +210,8 @@ def _number(value: Any, where: str) -> float:
 
 def load_scene(path: str | Path, seed: int = 0) -> Scene:
     """Read a scene file (UTF-8 JSON, at most 1 MB); DataError naming the file and field when it is malformed."""
-    path = Path(path)
-    try:
-        if not path.is_file():
-            raise DataError(f"{path}: not a regular file")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise DataError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
-        text = path.read_bytes().decode("utf-8")
-        data = json.loads(text, parse_constant=lambda word: _reject_constant(word, path))
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read scene ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-    except RecursionError:
-        raise DataError(f"{path}: JSON nested too deeply") from None
+    data = files.read_json(path, what="scene file", limit=MAX_FILE_BYTES)
     return scene_from_dict(data, str(path), seed)
-
-
-def _reject_constant(word: str, path: Path) -> float:
-    raise DataError(f"{path}: {word} is not a number (JSON allows finite numbers only)")
 
 
 def resolve_scene(scene: Scene | Sequence[str] | str | Path, seed: int = 0) -> Scene:
