@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ..errors import DataError
+from .. import files
 from ..eval.household import HOUSEHOLD_METRICS
 from ..eval.replay import replay_split
 from ..eval.report import replay_table
@@ -23,11 +23,12 @@ from .tabletop_scene import SCENE_HELP, RenderOpt, save_render
 
 
 def read_plan(path: Path) -> bytes:
-    """The bytes of a plan file; DataError when it cannot be read."""
-    try:
-        return path.read_bytes()
-    except OSError as err:
-        raise DataError(f"{path}: cannot read plan ({err.strerror or err})") from None
+    """The bytes of a plan file (a regular file of at most 16 MiB: see `files.read_bytes`); DataError otherwise.
+    The parser decodes them, naming the line and column of a byte that is not UTF-8."""
+    return files.read_bytes(path, what="plan", limit=PLAN_LIMIT)
+
+
+PLAN_LIMIT = 16 << 20
 
 
 @app.command("run")

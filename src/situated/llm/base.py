@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json as jsonlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from situated.errors import BackendError
+from situated import files
+from situated.errors import BackendError, DataError
 
 FinishReason = Literal["stop", "length"]
 
@@ -56,10 +56,11 @@ class LLM(Protocol):
 
 
 def parse_json(text: str, schema: dict, where: str) -> Any:
-    """Parse `text` as JSON and check it against `schema`; BackendError saying what is wrong otherwise."""
+    """Parse `text` as JSON (with `files.parse_json`: bounded nesting and numbers, no NaN) and check it against
+    `schema`; BackendError saying what is wrong otherwise."""
     try:
-        value = jsonlib.loads(text)
-    except ValueError as exc:
+        value = files.parse_json(text, "answer")
+    except DataError as exc:
         raise BackendError(f"{where}: answer is not JSON ({exc}): {text[:120]!r}") from None
     problems = schema_problems(value, schema)
     if problems:
