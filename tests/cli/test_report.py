@@ -90,7 +90,7 @@ def test_navigation_report_from_the_navigate_out_directories(navigation: tuple[P
     (["{household}", "{household}"], "given twice"),
     (["{household}", "--format", "pdf"], "--format must be one of html, md"),
     (["{household}", "--maps", "-1"], "--maps must be >= 0"),
-    (["{household}", "--out", "{empty}"], "is a directory"),
+    (["{household}", "--out", "{empty}"], "found a directory"),
 ])
 def test_bad_input_is_one_line_and_exit_2(household: tuple[Path, Path], navigation: tuple[Path, Path],
                                           tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],

@@ -42,6 +42,13 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
+def _usage_line(err: Exception) -> str:
+    """A usage error as one line, with where to find the command's help."""
+    line = _one_line(err.format_message() if hasattr(err, "format_message") else str(err))
+    ctx = getattr(err, "ctx", None)
+    return f"{line} (see '{ctx.command_path} --help')" if ctx is not None else line
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: run the app and turn every outcome into one of the documented exit codes."""
     _register()
@@ -56,7 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         print("aborted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except _USAGE_ERRORS as err:  # usage errors: unknown option, missing argument, bad value
-        err.show()
+        if type(err).__name__ == "NoArgsIsHelpError":  # a bare command: its help, as asked
+            err.show()
+        else:
+            print(f"error: {_usage_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except RecursionError:
         print("error: input nested too deeply to process", file=sys.stderr)

@@ -18,7 +18,7 @@ from ..eval.summary import summarize
 from ..interpreter import Limits, interpret
 from ..program import require_valid
 from . import app
-from .render import TraceWriter, print_changes
+from .render import ForceOpt, TraceWriter, check_outputs, input_files, print_changes, scene_file
 from .tabletop_scene import SCENE_HELP, RenderOpt, save_render
 
 
@@ -37,10 +37,12 @@ def run_command(
     scene: Annotated[Path, typer.Option("--scene", help=SCENE_HELP)],
     trace: Annotated[Path | None, typer.Option("--trace", help="Write the trace here as JSON lines.")] = None,
     seed: Annotated[int, typer.Option(help="Seed for grounding ambiguous object names (tabletop: the layout).")] = 0,
-    step_cap: Annotated[int, typer.Option(help="Attempted steps allowed per sub-goal.")] = 10,
+    step_cap: Annotated[int, typer.Option(min=1, help="Attempted steps allowed per sub-goal (at least 1).")] = 10,
     render: RenderOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Run a plan program on a scene and show each step, its outcome and the state changes."""
+    check_outputs([trace, render], input_files(plan, scene_file(scene)), force)
     opened = open_scene(scene, seed=seed)
     program = opened.read_program(read_plan(plan), str(plan))
     require_valid(program, opened.space, opened.names)

@@ -14,6 +14,7 @@ from ..errors import SituatedError
 from ..eval.bootstrap import DEFAULT_RESAMPLES
 from ..eval.report_build import FORMATS, Options, build_report, load_runs, write_report
 from . import app
+from .render import ForceOpt, check_outputs, input_files
 
 
 @app.command("report")
@@ -27,6 +28,7 @@ def report_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap and of which routes are drawn.")] = 0,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap replicates.")] = DEFAULT_RESAMPLES,
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line summarizing the report.")] = False,
+    force: ForceOpt = False,
 ) -> None:
     """Compare evaluation runs: per-task and overall numbers with bootstrap intervals, differences, the
     papers' numbers, cost, failure reasons and figures, as one HTML page (or Markdown)."""
@@ -37,6 +39,7 @@ def report_command(
     if resamples < 1:
         raise SituatedError(f"--resamples must be >= 1, got {resamples}")
     out = out or Path(f"report.{fmt}")
+    check_outputs([out], input_files(*runs), force)
     start = time.perf_counter()
     loaded = load_runs(runs)
     document = build_report(loaded, Options(seed=seed, resamples=resamples, maps=maps))

@@ -27,9 +27,10 @@ from ..eval.tabletop import (
     tabletop_summary,
 )
 from ..planners.progprompt_tabletop import TABLETOP_EXAMPLES, TabletopPlanner
-from .models import BaseUrlOpt, ThreadsOpt, open_model
+from .models import BaseUrlOpt, ThreadsOpt, check_cassette, open_model
 from .progprompt import _eval_app
 from .progress import episode_progress
+from .render import check_counts, input_files
 from .tabletop_scene import tabletop_planner
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
@@ -85,6 +86,7 @@ def eval_tabletop(
         raise SituatedError(f"--limit must be >= 1, got {limit}")
     if not 0.0 <= slip <= 1.0:
         raise SituatedError(f"--slip must lie in [0, 1], got {slip}")
+    check_counts(("--examples", examples, 0), ("--threads", threads, 1))
     all_tasks = load_tabletop_tasks(tasks)
     chosen = all_tasks[:limit] if limit is not None else all_tasks
     out = out or Path("runs") / f"tabletop-{model.replace(':', '_').replace('/', '_')}"
@@ -92,6 +94,7 @@ def eval_tabletop(
                              examples=examples, example_plans=fingerprint(dict(TABLETOP_EXAMPLES)),
                              grammar=not no_grammar)
     check_layouts(tabletop_cases(chosen), runs, seed)  # objects that cannot be placed: before loading a model
+    check_cassette(cassette, cassette_mode, input_files(tasks))
     err = Console(stderr=True)
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
                      console=err)
