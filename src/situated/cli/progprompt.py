@@ -35,6 +35,8 @@ from .render import (
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 DEFAULT_EXAMPLES_DIR = Path("examples/plans")
+SHOWN_PROBLEMS = 20
+"""Dropped lines listed after a plan (a model can write thousands of bad lines)."""
 CASSETTE_HELP = "Record/replay LLM calls in this JSON-lines file (record and auto append to it)."
 REPAIRS_HELP = ("Grounded decoding: rewrite the plan up to N times from an action a private copy of the scene "
                 "rejects (0: the paper's open-loop decoding).")
@@ -121,9 +123,11 @@ def plan_command(
     result = done.plans[0]
     console.print(f"[bold]plan[/bold] ({result.tokens} tokens, {result.seconds:.1f} s)")
     console.print(escape(format_program(result.program)), highlight=False)
-    for problem in result.problems:
+    for problem in result.problems[:SHOWN_PROBLEMS]:
         console.print(f"[yellow]dropped: {escape(problem)}[/yellow]")
-    for rejected in result.rejected:
+    if len(result.problems) > SHOWN_PROBLEMS:
+        console.print(f"[yellow]dropped: {len(result.problems) - SHOWN_PROBLEMS} more lines[/yellow]")
+    for rejected in result.rejected[:SHOWN_PROBLEMS]:
         console.print(f"[yellow]rewritten from {escape(rejected)}[/yellow]")
     with TraceWriter(console, trace) as writer:
         for event in done.trace:

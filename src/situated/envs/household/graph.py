@@ -77,9 +77,12 @@ class SceneGraph:
 
     @classmethod
     def load(cls, path: str | Path) -> SceneGraph:
-        """Read a graph from a JSON file (through `situated.files`: a regular file, UTF-8, bounded JSON);
-        DataError naming the file, line and field when it is not a scene graph."""
-        return cls.from_dict(files.read_json(path, what="scene graph"), str(path))
+        """Read a household scene from a JSON file (through `situated.files`: a regular file, UTF-8, bounded
+        JSON); DataError naming the file, line and field when it is not a scene graph or has no character."""
+        graph = cls.from_dict(files.read_json(path, what="scene graph"), str(path))
+        if not graph.ids_of("character"):
+            raise DataError(f"{path}: the scene graph has no node of class 'character' (the agent)")
+        return graph
 
     def to_dict(self) -> dict[str, list[dict[str, Any]]]:
         """The graph as VirtualHome JSON data (nodes in id order, edges sorted)."""
