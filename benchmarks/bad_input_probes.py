@@ -59,6 +59,7 @@ class Call:
     interrupt_when: Callable[[], bool] | None = None
     check: Callable[[Outcome], list[str]] | None = None
     cleanup: Callable[[], None] | None = None
+    stdout: str | None = None  # a file to send stdout to (else it is captured)
 
 
 @dataclass
@@ -181,9 +182,10 @@ def run_probe(probe: Probe, src: Path, folder: Path, server: FakeServer) -> Outc
         return Outcome(probe.name, probe.kind, None, "", "", 0.0, [f"could not prepare: {exc!r}"[:300]])
     before = {p: _digest(p) for p in call.inputs}
     start = time.monotonic()
+    sink = open(call.stdout, "w") if call.stdout else None  # noqa: SIM115 - closed below
     process = subprocess.Popen([sys.executable, "-m", "situated", *call.args], cwd=folder, env=kit.env(**call.env),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                               errors="replace")
+                               stdout=sink or subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                               text=True, errors="replace")
     try:
         if call.interrupt_when is not None:
             while process.poll() is None and not call.interrupt_when():
@@ -200,9 +202,11 @@ def run_probe(probe: Probe, src: Path, folder: Path, server: FakeServer) -> Outc
             stdout, stderr = process.communicate()
             code = None
     finally:
+        if sink is not None:
+            sink.close()
         if call.cleanup is not None:
             call.cleanup()
-    outcome = Outcome(probe.name, probe.kind, code, stdout, stderr, time.monotonic() - start)
+    outcome = Outcome(probe.name, probe.kind, code, stdout or "", stderr, time.monotonic() - start)
     outcome.problems = _judge(call, outcome, before)
     return outcome
 
@@ -652,6 +656,10 @@ def trace_dev_full(kit: Kit) -> Call:
     return Call(["run", str(kit.plan()), "--scene", str(kit.scene()), "--trace", "/dev/full"], names=("/dev/full",))
 
 
+def stdout_dev_full(kit: Kit) -> Call:
+    return Call(["run", str(kit.plan()), "--scene", str(kit.scene())], names=("No space left",), stdout="/dev/full")
+
+
 def trace_exists(kit: Kit) -> Call:
     old = kit.write("old-trace.jsonl", "{}\n")
     return Call(["run", str(kit.plan()), "--scene", str(kit.scene()), "--trace", str(old)],
@@ -746,6 +754,7 @@ PROBES: tuple[Probe, ...] = (
     Probe("cassette-is-scene", "output equal to an input", cassette_is_scene),
     Probe("trace-directory", "output paths", trace_is_directory),
     Probe("trace-dev-full", "output paths", trace_dev_full),
+    Probe("stdout-dev-full", "output paths", stdout_dev_full),
     Probe("trace-exists", "output paths", trace_exists),
     Probe("trace-missing-folder", "output paths", trace_missing_folder),
     Probe("cassette-directory", "output paths", cassette_directory),

@@ -6,6 +6,9 @@ Exit codes: 0 success; 2 bad input (one line `error: ...` naming the file, line 
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import sys
 import traceback
 
@@ -54,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     _register()
     try:
         result = app(args=argv, standalone_mode=False)
+        sys.stdout.flush()  # a full stdout is reported here, not when the interpreter exits
     except SituatedError as err:
         print(f"error: {_one_line(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -74,15 +78,37 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         print("error: out of memory (is an input unexpectedly large?)", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as err:
+        if err.errno not in _FULL:
+            _bug()
+            return EXIT_BUG
+        _silence_stdout()  # stdout itself may be the full device: its last flush at exit must not fail again
+        print(f"error: cannot write the output: {err.strerror or err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception:
-        traceback.print_exc()
-        print("This is a bug in situated: please report it with the command you ran and the traceback above.",
-              file=sys.stderr)
+        _bug()
         return EXIT_BUG
     if result == EXIT_INTERRUPTED:  # typer returns 130 for Ctrl-C in non-standalone mode
         print("aborted", file=sys.stderr)
         return EXIT_INTERRUPTED
     return result if isinstance(result, int) else 0
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+"""Write errors that are the machine's, not situated's (stdout on a full disk, /dev/full)."""
+
+
+def _silence_stdout() -> None:
+    with contextlib.suppress(AttributeError, OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+
+
+def _bug() -> None:
+    traceback.print_exc()
+    print("This is a bug in situated: please report it with the command you ran and the traceback above.",
+          file=sys.stderr)
 
 
 if __name__ == "__main__":
