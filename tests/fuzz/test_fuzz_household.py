@@ -124,7 +124,7 @@ def test_scene_graph_from_any_tweaked_dict(data: st.DataObject, fuzz: SimpleName
     with no_hang(10):
         loaded = outcome(lambda: SceneGraph.from_dict(graph, "g.json"))
         if isinstance(loaded, SceneGraph):
-            assert loaded.to_dict()["nodes"] and len(loaded) == len({n["id"] for n in graph["nodes"]})
+            assert len(loaded.to_dict()["nodes"]) == len(loaded) == len(graph["nodes"])  # ids are unique
             env = outcome(lambda: HouseholdEnv(graph))
             if isinstance(env, HouseholdEnv):
                 outcome(lambda: use(env))
