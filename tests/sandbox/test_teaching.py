@@ -226,3 +226,13 @@ def test_a_demonstrated_skill_joins_the_api_and_the_library(fresh: TabletopEnv, 
         assert plan.plan.text == "hover('duck')\n"
         assert s.confirm().execution.ok
         assert s.demo("pickup", [tuple(ball + np.array((0, 0, 0.2)))]).kind == "error"  # a seed skill's name
+
+
+def test_reserved_words_are_never_taught_as_behaviours(fresh: TabletopEnv, tmp_path) -> None:
+    answers = [{"unknown_behaviour": "exec", "objects": []}, {"unknown_behaviour": "import", "objects": []}]
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, JsonScript(answers), lib) as s:
+        for text in ("call exec", "import os"):
+            reply = s.say(text)
+            assert reply.kind == "error" and "reserved" in reply.say and s.teaching is None
+        assert s.teach("ball").kind == "error" and s.teach("Pack Up").kind == "error"
+        assert lib.behaviours() == []

@@ -25,6 +25,8 @@ printed), so a terminal console, a script runner and a web page drive it alike:
 
 from __future__ import annotations
 
+import keyword
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -43,7 +45,7 @@ from ..planners.toolcall import (
     Usage,
     answer_of_calls,
 )
-from ..program import Assert, Call, Condition, call_text, condition_text, parse
+from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
 from ..trace import StepEvent, StopEvent
 from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, definition_text, expand
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
@@ -61,6 +63,8 @@ MAX_UTTERANCE = 500
 """Longest utterance accepted (characters)."""
 LIMITS = Limits(subgoal_steps=MAX_EXPANDED_CALLS, operations=4 * MAX_EXPANDED_CALLS, stop_on_failure=True)
 """A confirmed plan runs until its first failed skill; sub-goals (behaviour calls) are not capped."""
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_PLAN_WORDS = frozenset({"to", "on", "in", "is", "not", "hands", "def", "assert", "pass", "else", "for", "if"})
 
 
 @dataclass(frozen=True)
@@ -455,6 +459,10 @@ class SandboxSession:
 
     def _name_problem(self, name: str, kind: str) -> str:
         """Why `name` cannot be taught as a new `kind` ('' if it can)."""
+        if not _NAME.fullmatch(name):
+            return "a name is a lower-case word (letters, digits, '_'), at most 40 characters"
+        if kind != "object" and (keyword.iskeyword(name) or name in DANGEROUS_NAMES or name in _PLAN_WORDS):
+            return "that word is reserved"
         if name in {o.name for o in self.scene_objects}:
             return "that is an object on the table"
         if name in SANDBOX_SPACE:
