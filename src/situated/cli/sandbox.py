@@ -141,7 +141,7 @@ def run_console(session: Any, read: Callable[[str], str] = input, out: Callable[
             elif head == "library":
                 _say(library_lines(session.library), out)
             elif head == "api":
-                _say([session.definition(a.name) for a in session.space.actions], out)
+                _say([session.definition(a.name).rstrip() for a in session.space.actions], out)
                 _say([f"object {o.name.upper()}: {o.doc}" for o in session.objects], out)
             elif head == "metrics":
                 _say([f"{k}: {v}" for k, v in session.metrics().to_dict().items()], out)
@@ -281,9 +281,9 @@ def library_command(
                                "skills": [r.name for r in lib.skills()], "integrity": integrity}))
 
 
-REPORT_COLUMNS = ("session", "scene", "model", "utterances", "supervision", "confirmations", "corrections",
-                  "cancellations", "teaching", "behaviour_calls", "skills_per_behaviour", "max_depth",
-                  "skill_failures", "met", "expectations", "model_calls", "seconds")
+REPORT_ROWS = ("utterances", "supervision", "confirmations", "corrections", "cancellations", "teaching",
+               "behaviours_taught", "behaviour_calls", "skills_per_behaviour", "max_depth", "skills", "skill_failures",
+               "met", "expectations", "model_calls", "prompt_tokens", "completion_tokens", "model_seconds", "seconds")
 
 
 @sandbox_app.command("report")
@@ -304,13 +304,18 @@ def report_command(
         raise DataError(f"{library}: no such library file")
     with SkillLibrary.open(library) as lib:
         rows = [session_metrics(s, lib.events(s.id)) for s in lib.sessions()]
-    table = Table(title=f"sessions in {library}")
-    for column in REPORT_COLUMNS:
-        table.add_column(column.replace("_", " "), justify="left" if column in ("scene", "model") else "right")
+    console = Console(highlight=False)
     for row in rows:
-        data = row.to_dict()
-        table.add_row(*(f"{data[c]:.1f}" if isinstance(data[c], float) else str(data[c]) for c in REPORT_COLUMNS))
-    Console(highlight=False).print(table)
+        console.print(f"session {row.session}: scene {row.scene}, model {row.model}")
+    table = Table(title=f"sessions in {library}")
+    table.add_column("measure")
+    for row in rows:
+        table.add_column(f"session {row.session}", justify="right")
+    data = [row.to_dict() for row in rows]
+    for key in REPORT_ROWS:
+        table.add_row(key.replace("_", " "), *(f"{d[key]:.1f}" if isinstance(d[key], float) else str(d[key])
+                                              for d in data))
+    console.print(table)
     if out is not None:
         _print(f"wrote {draw_report(rows, out)}")
     if as_json:
@@ -334,6 +339,7 @@ def draw_report(rows: list[Any], out: Path) -> Path:
     for ax, (key, title) in zip(axes, panels, strict=True):
         values = [r.to_dict()[key] for r in rows]
         ax.bar(sessions, values, color="#7a3b69")
+        ax.set_ylim(0, max(1.0, *values) * 1.15)
         ax.set_title(title)
         ax.set_xlabel("session")
     fig.tight_layout()
