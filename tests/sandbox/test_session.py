@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from fakes import ScriptedLLM
+from situated.actions import Behaviour
 from situated.errors import ParseError
 
 pytest.importorskip("pybullet")
@@ -224,3 +225,11 @@ def test_script_format_version_and_conditions() -> None:
     assert parse_line("expect: not 'duck' in 'hands'", 1, "x").condition.negated
     with pytest.raises(ParseError):
         parse_condition("pickup('ball')")
+
+
+def test_a_library_entry_named_like_a_basic_skill_is_skipped(fresh: TabletopEnv, tmp_path) -> None:
+    with SkillLibrary.open(tmp_path / "lib.db") as lib:
+        lib.add_behaviour("pickup", ["obj"], "", "goto(obj)\n", calls=["goto"])
+        with SandboxSession(fresh, JsonScript([]), lib) as s:
+            assert not isinstance(s.space.get("pickup"), Behaviour)
+            assert s.notes == ["pickup skipped: that is one of the basic skills"]

@@ -4,6 +4,7 @@ are refused; a skill taught by demonstration reaches a new goal within 1 cm on t
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -79,13 +80,24 @@ PACK_ANSWERS = [{"unknown_behaviour": "pack", "objects": ["BALL"]}, calls(("pick
 def test_teaching_generalizes_the_named_object_into_a_parameter(fresh: TabletopEnv, tmp_path) -> None:
     llm = JsonScript([*PACK_ANSWERS, calls(("pack", {"item": "duck"}))])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib, scene="gift_bag") as s:
-        first = teach_pack(s)
-        assert first.kind == "teach" and "pack" in first.say
+        assert s.say("pack the ball").kind == "teach"
+        s.say("pick up the ball")
+        status = s.status()
+        assert status["mode"] == "confirm" and status["teaching"] == {"name": "pack", "utterance": "pack the ball",
+                                                                     "steps": []}
+        s.confirm()
+        assert s.status()["teaching"]["steps"] == ["pickup('ball')"]
+        for text in ("go to the gift bag", "release it"):
+            s.say(text)
+            s.confirm()
+        assert s.say("that's it").kind == "taught"
         record = lib.get("pack")
         assert record.params == ("item",) and record.calls == ("pickup", "goto", "release")
         assert record.body == "pickup(item)\ngoto('gift_bag')\nrelease()\n" and record.depth == 1
         assert s.definition("pack") == "def pack(item):\n    pickup(item)\n    goto('gift_bag')\n    release()\n"
         assert "pack" in s.space and s.space.get("pack").doc == "Put the item into the gift bag."
+        assert s.status()["functions"][-1].startswith("def pack(item):") and s.status()["teaching"] is None
+        json.dumps(s.status())
         # the teach step saw the steps with objects as members; the trigger's memory now holds the taught call
         assert "pickup(X)\ngoto(GIFT_BAG)" in llm.calls[4]["messages"][-1]["content"]
         assert s.memory.exchanges[0].answer == calls(("pack", {"item": "ball"}))

@@ -417,9 +417,13 @@ class SandboxSession:
 
     def _restore(self, record: ObjectRecord | BehaviourRecord | SkillRecord) -> None:
         name = record.name
+        if name in SANDBOX_SPACE:
+            self.notes.append(f"{name} skipped: that is one of the basic skills")
+            return
         if isinstance(record, ObjectRecord):
             if record.position is None or name in {o.name for o in self.scene_objects}:
                 return
+            self.env.forget(name)  # the world may still know it from an earlier session in this process
             result = self.env.name_object(name, record.position)
             if not result.ok:
                 result = self.env.add_location(name, record.position)
@@ -473,6 +477,18 @@ class SandboxSession:
         if name in self.space and kind != "behaviour" and not isinstance(record, SkillRecord):
             return "that is already a behaviour"
         return ""
+
+    def status(self) -> dict[str, Any]:
+        """Everything a front end shows between turns, as JSON-ready data: the mode, the plan awaiting
+        confirmation, the lesson in progress, the API (functions in the plan language, objects with their
+        docstrings) and the notes from loading the library."""
+        return {"mode": self.mode, "plan": self.pending.to_dict() if self.pending else None,
+                "teaching": None if self.teaching is None else {
+                    "name": self.teaching.name, "utterance": self.teaching.utterance,
+                    "steps": [call_text(c) for c in self.teaching.steps]},
+                "pending_object": None if self.pending_object is None else self.pending_object.name,
+                "functions": [self.definition(a.name) for a in self.space.actions],
+                "objects": [{"name": o.name, "doc": o.doc} for o in self.objects], "notes": list(self.notes)}
 
     def summary(self) -> dict[str, Any]:
         """What the library holds now: names of behaviours, objects and skills, and its integrity."""
