@@ -136,6 +136,7 @@ def test_nothing_shown_or_abandoned_teaches_nothing(fresh: TabletopEnv, tmp_path
         assert s.say("That's it!").kind == "notice"
         assert s.say("wave at me").kind == "teach"
         assert s.say("never mind").kind == "notice" and s.teaching is None
+        assert s.say("done").kind == "notice" and len(s.planner.llm.calls) == 2  # no lesson: no model call
         assert lib.behaviours() == [] and "wave" not in s.space
 
 

@@ -129,8 +129,9 @@ class SandboxSession:
     # -- talking -----------------------------------------------------------------------------------------------
 
     def say(self, text: str) -> Reply:
-        """The user said `text`. During a teaching dialogue "that's it" (or "done", ...) ends it. A plan still
-        awaiting confirmation is cancelled by a new utterance."""
+        """The user said `text`. During a teaching dialogue "that's it" (or "done", ...) ends it; outside one it
+        is answered without asking the model. A plan still awaiting confirmation is cancelled by a new
+        utterance."""
         text = " ".join(str(text).split())
         if not text:
             return Reply("error", "I heard nothing.")
@@ -149,6 +150,8 @@ class SandboxSession:
                 name, self.teaching = self.teaching.name, None
                 self._log("note", {"text": f"teaching {name} abandoned"})
                 return Reply("notice", f"All right, I will not learn {name}.")
+        elif is_done(text):  # the end of a lesson that never began is no instruction
+            return Reply("notice", "I am not learning anything right now, so there is nothing to finish.")
         return self._plan(text)
 
     def _plan(self, utterance: str, request: str | None = None) -> Reply:
