@@ -25,7 +25,8 @@ CASSETTES = Path(__file__).resolve().parent / "cassettes"
 
 class ScriptedLLM:
     """Answers `complete` from a list (a text, or `(text, finish_reason)`), then `default` when the list is
-    spent (an error if there is none); remembers every request in `calls`."""
+    spent (an error if there is none), and `json` from the same list (JSON values); remembers every request in
+    `calls`."""
 
     def __init__(self, answers: Sequence[str | tuple[str, str]] = (), *, default: str | None = None,
                  uri: str = "scripted", prompt_tokens: int = 100, completion_tokens: int = 10) -> None:
@@ -38,7 +39,7 @@ class ScriptedLLM:
 
     @property
     def prompts(self) -> list[str]:
-        return [c["prompt"] for c in self.calls]
+        return [c["prompt"] for c in self.calls if "prompt" in c]
 
     def complete(self, prompt: str, **options: Any) -> Completion:
         self.calls.append({"prompt": prompt, **options})
@@ -52,7 +53,10 @@ class ScriptedLLM:
         return Completion(text, finish, self.prompt_tokens, self.completion_tokens)
 
     def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
-        raise AssertionError("ScriptedLLM answers only complete()")
+        self.calls.append({"messages": messages, "schema": schema, **options})
+        if not self.answers:
+            raise AssertionError(f"ScriptedLLM has no answer left for call {len(self.calls)}")
+        return self.answers.pop(0)
 
     def count_tokens(self, text: str) -> int:
         return len(text) // 4
