@@ -5,6 +5,8 @@ shows its plan as calls and asks you to confirm (y), cancel (n), correct it (typ
 (`teach NAME`). Console commands: `point NAME U V`, `demo NAME [OBJECT] x y z ; ...`, `undo NAME`, `teach NAME`,
 `image PATH`, `library`, `api`, `reset`, `metrics`, `help`, `quit`.
 `situated sandbox --script FILE ...` runs a `situated-session/1` script unattended (`-` reads it from stdin).
+`situated sandbox --web [--host H --port P --token T]` serves the same session as a local web page (`situated.web`);
+`--speech` adds spoken input (`listen FILE.wav` in the console, recordings on the page), always confirmed first.
 `situated sandbox library --library DB` lists what a library holds; `situated sandbox report DB` prints each
 session's measures and draws them.
 """
@@ -43,6 +45,7 @@ Say what the robot should do, e.g. "pick up the ball". Commands:
   image PATH                save the camera image (PNG)
   library | api | metrics   what the library holds / the robot's API / this session's measures
   reset                     set the table up again (lessons are kept)
+  listen FILE.wav           (with --speech) transcribe a recording; you confirm it before it is used
   quit                      end the session
 When a plan is shown: y runs it, n cancels it, anything else corrects it (or: teach NAME)."""
 
@@ -103,8 +106,10 @@ def _parse_command(text: str, source: str = "console") -> Any:
     return parse_line(text, 1, source)
 
 
-def run_console(session: Any, read: Callable[[str], str] = input, out: Callable[[str], None] = _print) -> None:
-    """The terminal loop: utterances and commands in, replies out, until `quit` or end of input."""
+def run_console(session: Any, read: Callable[[str], str] = input, out: Callable[[str], None] = _print,
+                recognizer: Any = None) -> None:
+    """The terminal loop: utterances and commands in, replies out, until `quit` or end of input. With a speech
+    `recognizer`, `listen FILE.wav` transcribes a recording and, once the user confirms it, uses it as typed."""
 
     out(f"robot: Hello. {session.env.describe()}")
     for note in session.notes:
@@ -121,6 +126,12 @@ def run_console(session: Any, read: Callable[[str], str] = input, out: Callable[
         words = text.split()
         head = words[0].lower()
         try:
+            if head == "listen" and len(words) == 2 and words[1].lower().endswith(".wav"):
+                text = listen_lines(session, recognizer, words[1], read, out)
+                if not text:
+                    continue
+                words = text.split()
+                head = words[0].lower()
             if session.mode == "confirm":
                 if text.lower() in ("y", "yes", "ok", "go", "go ahead"):
                     _say(reply_lines(session.confirm()), out)
@@ -158,6 +169,35 @@ def run_console(session: Any, read: Callable[[str], str] = input, out: Callable[
                     _say(reply_lines(session.say(text)), out)
         except SituatedError as err:
             out(f"error: {' '.join(str(err).split())}")
+
+
+def listen_lines(session: Any, recognizer: Any, path: str, read: Callable[[str], str],
+                 out: Callable[[str], None]) -> str:
+    """Transcribe a WAV file, show what was heard and ask before using it: the text to use ('' for none)."""
+    from ..sandbox.speech import MAX_WAV_BYTES, api_words
+
+    if recognizer is None:
+        out("speech is off: start the console with --speech")
+        return ""
+    file = Path(path)
+    try:
+        if file.stat().st_size > MAX_WAV_BYTES:
+            raise DataError(f"{path}: too large for one utterance (at most {MAX_WAV_BYTES} bytes)")
+        data = file.read_bytes()
+    except OSError as err:
+        raise DataError(f"{path}: cannot read ({err.strerror or err})") from None
+    heard = recognizer.transcribe(data, *api_words(session))
+    if not heard.text:
+        out(f"heard nothing I know ({heard.engine}, {heard.seconds:.1f} s); type it instead")
+        return ""
+    out(f'heard: "{heard.text}" ({heard.engine}, {heard.seconds:.1f} s)')
+    try:
+        answer = read("use it? [y = yes, n = no, or type the right words] ").strip()
+    except EOFError:
+        return ""
+    if answer.lower() in ("y", "yes"):
+        return heard.text
+    return "" if answer.lower() in ("", "n", "no") else answer
 
 
 def run_statement_without_confirm(session: Any, statement: Any) -> Any:
@@ -218,9 +258,45 @@ def sandbox_command(
     script: Annotated[str | None, typer.Option("--script", help="Run a situated-session/1 script ('-': stdin).")]
     = None,
     as_json: Annotated[bool, typer.Option("--json", help="Script mode: end with one JSON line of totals.")] = False,
+    web: Annotated[bool, typer.Option("--web", help="Serve the session as a local web page instead.")] = False,
+    host: Annotated[str, typer.Option("--host", help="Web: address to listen on (other than loopback needs --token)."
+                                      )] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Web: port.")] = 8000,
+    token: Annotated[str | None, typer.Option("--token", help="Web: required on every request (?token=T).")] = None,
+    speech: Annotated[bool, typer.Option("--speech", help="Spoken input: `listen FILE.wav` / recordings on the page."
+                                         )] = False,
+    asr: Annotated[str | None, typer.Option("--asr", help="Speech engine: pocketsphinx (default), "
+                                            "whisper:/path/model.bin, faster-whisper:/path/dir (local files only).")]
+    = None,
 ) -> None:
-    """Talk to the simulated arm (console), or run a scripted session (--script)."""
+    """Talk to the simulated arm (console or --web page), or run a scripted session (--script)."""
     if ctx.invoked_subcommand is not None:
+        return
+    recognizer = None
+    if speech or asr:
+        from ..sandbox.speech import open_recognizer
+
+        recognizer = open_recognizer(asr or "pocketsphinx")
+    if web:
+        if script is not None:
+            raise DataError("--web serves a live session; it does not run --script")
+        from ..web.server import check_exposure, serve
+
+        check_exposure(host, token)
+
+        def open_session(stack: Any) -> Any:
+            from ..envs.tabletop import TabletopEnv
+            from ..sandbox import SkillLibrary
+            from ..sandbox.session import SandboxSession
+
+            lib = stack.enter_context(SkillLibrary.open(library))
+            env = TabletopEnv(scene, seed=seed)
+            stack.callback(env.close)
+            llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads,
+                             base_url=base_url)
+            return stack.enter_context(SandboxSession(env, llm, lib, scene=scene, model=model))
+
+        serve(open_session, host=host, port=port, token=token, recognizer=recognizer, announce=_print)
         return
     from ..sandbox.script import iter_script, read_script, run_script
 
@@ -239,7 +315,7 @@ def sandbox_command(
                              base_url=base_url)
             with SandboxSession(env, llm, lib, scene=scene, model=model) as session:
                 if statements is None:
-                    run_console(session)
+                    run_console(session, recognizer=recognizer)
                     return
                 for note in session.notes:
                     _print(f"note: {note}")
