@@ -75,6 +75,10 @@ def create_app(console: WebConsole, *, token: str | None = None, loopback: bool 
     async def index() -> HTMLResponse:
         return HTMLResponse(page, headers=PAGE_HEADERS)
 
+    @app.get("/favicon.ico")
+    async def favicon() -> Response:
+        return Response(status_code=204)
+
     @app.get("/api/state")
     async def state() -> dict[str, Any]:
         return await wait(console.state(history=True))
