@@ -185,6 +185,23 @@ def test_objects_are_taught_by_clicking_the_camera_image(browser: Any, tmp_path:
         page.close()
 
 
+def test_the_page_carries_the_token_it_was_opened_with(browser: Any, tmp_path: Path) -> None:
+    token = "token-for-the-browser-test-42"
+    llm = ScriptedLLM([{"calls": [{"function": "pickup", "args": {"obj": "DUCK"}}]}])
+    with web_console(llm, tmp_path / "lib.db") as console, \
+            ServerThread(create_app(console, token=token, loopback=False)) as server:
+        refused = browser.new_page()
+        assert refused.goto(server.url).status == 401
+        refused.close()
+        page = open_page(browser, f"{server.url}?token={token}")  # state, image, library over HTTP with it
+        say(page, "pick up the duck")  # over the websocket, which takes it from the query
+        assert page.text_content("#plan") == "pickup('duck')\n"
+        confirm(page)
+        assert "ok pickup('duck')" in page.text_content("#execution")
+        assert page.problems == []
+        page.close()
+
+
 def test_a_spoken_utterance_is_shown_and_sent_only_when_confirmed(browser: Any, tmp_path: Path) -> None:
     if shutil.which("espeak-ng") is None:
         pytest.skip("speech tests synthesize audio with espeak-ng: apt-get install -y espeak-ng")

@@ -272,17 +272,19 @@ def sandbox_command(
     """Talk to the simulated arm (console or --web page), or run a scripted session (--script)."""
     if ctx.invoked_subcommand is not None:
         return
+    if web:
+        if script is not None:
+            raise DataError("--web serves a live session; it does not run --script")
+        from ..web.server import check_exposure
+
+        check_exposure(host, token)
     recognizer = None
     if speech or asr:
         from ..sandbox.speech import open_recognizer
 
         recognizer = open_recognizer(asr or "pocketsphinx")
     if web:
-        if script is not None:
-            raise DataError("--web serves a live session; it does not run --script")
-        from ..web.server import check_exposure, serve
-
-        check_exposure(host, token)
+        from ..web.server import serve
 
         def open_session(stack: Any) -> Any:
             from ..envs.tabletop import TabletopEnv

@@ -215,7 +215,7 @@ class Guard:
         host = headers.get("host", "")
         if self.loopback and not self.token and hostname(host) not in LOOPBACK_NAMES:
             return 403, f"host {host!r} is not this loopback server"
-        if self.token is not None:
+        if self.token is not None and scope.get("path") != "/favicon.ico":  # browsers ask for it without the token
             given = bearer(headers.get("authorization", ""))
             if given is None:
                 given = (parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token") or [""])[0]

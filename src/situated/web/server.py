@@ -49,6 +49,19 @@ def page_url(host: str, port: int, token: str | None) -> str:
     return f"http://{shown}:{port}/" + (f"?token={quote(token)}" if token else "")
 
 
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port (port 0: a free one); DataError in one line when it cannot be."""
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError as err:
+        sock.close()
+        raise DataError(f"--host {host} --port {port}: cannot listen there ({err.strerror or err})") from None
+    return sock
+
+
 def uvicorn_config(app: Any, host: str, port: int) -> Any:
     import uvicorn
 
@@ -66,12 +79,16 @@ def serve(open_session: Callable[[ExitStack], Any], *, host: str = DEFAULT_HOST,
     from .runner import SessionRunner
 
     check_exposure(host, token)
-    with SessionRunner(open_session) as runner:
-        console = WebConsole(runner, recognizer)
-        app = create_app(console, token=token, loopback=is_loopback(host))
-        server = uvicorn.Server(uvicorn_config(app, host, port))
-        announce(f"web console: {page_url(host, port, token)}  (Ctrl-C ends the session)")
-        server.run()
+    sock = listen_socket(host, port)
+    try:
+        with SessionRunner(open_session) as runner:
+            console = WebConsole(runner, recognizer)
+            app = create_app(console, token=token, loopback=is_loopback(host))
+            server = uvicorn.Server(uvicorn_config(app, host, port))
+            announce(f"web console: {page_url(host, port, token)}  (Ctrl-C ends the session)")
+            server.run(sockets=[sock])
+    finally:
+        sock.close()
 
 
 class ServerThread:
@@ -81,9 +98,7 @@ class ServerThread:
         import uvicorn
 
         self.host = host
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._socket.bind((host, 0))
+        self._socket = listen_socket(host, 0)
         self.port = int(self._socket.getsockname()[1])
         self.server = uvicorn.Server(uvicorn_config(app, host, self.port))
         self._thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self._socket]}, daemon=True,
