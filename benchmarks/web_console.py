@@ -2,7 +2,7 @@
 HTTP and over the websocket, each against the same action called directly on the session's thread (the baseline,
 same process). The model replays the 1.5B recording of the gift-bag session (no model is loaded).
 
-    PYTHONPATH=src:tests python tests/web/measure_console.py [--loads 10] [--actions 50]
+    PYTHONPATH=src:tests python benchmarks/web_console.py [--loads 10] [--actions 50]
 
 Prints one line per measure (median ms, and the ratio to the direct call where there is one); last line JSON.
 """

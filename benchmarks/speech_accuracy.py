@@ -3,7 +3,7 @@ transcribed by pocketsphinx under the grammar of the seed API (the taught `pack`
 phrases that use them, as in a session); prints each transcript, the phrase accuracy, the word error rate and the
 median decoding time per voice. Synthetic voices are not people: this measures the grammar and the pipeline.
 
-    PYTHONPATH=src:tests python tests/web/measure_speech.py [--voices en-us+f2,en-us+f5,en-us] [--speed 160]
+    PYTHONPATH=src:tests python benchmarks/speech_accuracy.py [--voices en-us+f2,en-us+f5,en-us] [--speed 160]
 """
 
 from __future__ import annotations
