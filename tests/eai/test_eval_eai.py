@@ -17,8 +17,8 @@ from situated.planners.eai import Step, convert_answer, format_answer, plan_task
 
 pytest.importorskip("virtualhome_eval")
 
-GOOD = '{\n  "WALK": ["floor_lamp", 1000],\n  "SWITCHON": ["floor_lamp", 1000]\n}'   # 11_1: turn on light
-NO_WALK = '{\n  "SWITCHON": ["floor_lamp", 1000]\n}'
+GOOD = '{\n  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'   # 11_1: turn on light
+NO_WALK = '{\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
 KEYS = {"sr", "esr", "tasks", "successes", "executable", "parsing", "hallucination", "predicate_argument_number",
         "wrong_order", "missing_step", "affordance", "additional_step", "state_goal", "relation_goal",
         "action_goal", "total_goal", "identical_to_gold", "goal_check_identical", "protocol", "evaluator"}
@@ -48,9 +48,9 @@ def test_scripted_answers_through_eais_evaluator(tasks, tmp_path: Path) -> None:
     """Answers planned by a scripted model: one succeeds, one misses a step, one has two goals, one half done."""
     answers = {
         "11_1": GOOD,
-        "120_1": '{\n  "WALK": ["light", 411],\n  "SWITCHON": ["light", 411]\n}',   # 245 stays off
+        "120_1": '{\n  "WALK": ["light", "411"],\n  "SWITCHON": ["light", "411"]\n}',   # 245 stays off
         "125_2": NO_WALK.replace("floor_lamp", "computer").replace("1000", "417"),
-        "150_2": '{\n  "WALK": ["bathroom", 1]\n}',
+        "150_2": '{\n  "WALK": ["bathroom", "1"]\n}',
     }
     plans = {}
     for task_id, text in answers.items():
@@ -157,7 +157,7 @@ def test_isolated_104_evaluator_scores_names_only_answers(tasks) -> None:
     assert result.per_task["120_1"]["actions"] == [f"[WALK] <light> ({lights.names_only_id('light')})",
                                                   f"[SWITCHON] <light> ({lights.names_only_id('light')})"]
     # the same plans with ids score the same under 1.0.5
-    same = {"11_1": GOOD, "120_1": '{\n  "WALK": ["light", 245],\n  "SWITCHON": ["light", 245]\n}'}
+    same = {"11_1": GOOD, "120_1": '{\n  "WALK": ["light", "245"],\n  "SWITCHON": ["light", "245"]\n}'}
     m105 = evaluate(same, "1.0.5").metrics
     assert (m105["sr"], m105["esr"]) == (m["sr"], m["esr"])
 

@@ -15,13 +15,17 @@ from situated.errors import ParseError
 from situated.llm.base import Completion
 from situated.llm.cassette import wrap
 from situated.planners.eai import (
+    CHATML,
+    RAW,
     REPEAT_REASON,
     ZERO_ARG_REASON,
     Step,
     answer_grammar,
     check_plan,
     convert_answer,
+    default_template,
     format_answer,
+    model_prompt,
     parse_answer,
     plan_grounded,
     plan_task,
@@ -35,7 +39,7 @@ gbnf = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(gbnf)
 accepts = gbnf.accepts
 
-LAMP = '{\n  "WALK": ["floor_lamp", 1000],\n  "SWITCHON": ["floor_lamp", 1000]\n}'
+LAMP = '{\n  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +88,7 @@ def test_answer_formats_and_conversion(lamp, lights) -> None:
     # repeated keys keep their order; zero-argument actions are written []
     both = format_answer([Step("WALK", ("light",), (411,)), Step("STANDUP"), Step("WALK", ("light",), (245,))],
                          "1.0.5")
-    assert both == '{\n  "WALK": ["light", 411],\n  "STANDUP": [],\n  "WALK": ["light", 245]\n}'
+    assert both == '{\n  "WALK": ["light", "411"],\n  "STANDUP": [],\n  "WALK": ["light", "245"]\n}'
     # a bare name is the last listed object of that name (what the 1.0.4 evaluator executes)
     old = convert_answer(both, lights, "1.0.5", "1.0.4")
     assert old == '{\n  "WALK": ["light"],\n  "STANDUP": [],\n  "WALK": ["light"]\n}'
@@ -94,8 +98,8 @@ def test_answer_formats_and_conversion(lamp, lights) -> None:
 
 
 @pytest.mark.parametrize("answer", [
-    '{"WALK": ["sofa", 1000]}',          # wrong name for the id
-    '{"WALK": ["floor_lamp", 999]}',     # unlisted id
+    '{"WALK": ["sofa", "1000"]}',          # wrong name for the id
+    '{"WALK": ["floor_lamp", "999"]}',     # unlisted id
     '{"WALK": ["floor_lamp"]}',          # names only under 1.0.5
     "no json at all",
 ])
@@ -112,36 +116,36 @@ def test_grammar_admits_only_listed_actions_and_objects(lamp, lights) -> None:
     assert accepts(grammar, LAMP)
     assert accepts(grammar, '{\n  "STANDUP": []\n}')
     for bad in (
-        '{\n  "WALK": ["floor_lamp", 67]\n}',                  # id of another object
-        '{\n  "WALK": ["kitchen", 205]\n}',                    # not listed
-        '{\n  "WALK": ["character", 65]\n}',                   # the prompt forbids the character
+        '{\n  "WALK": ["floor_lamp", "67"]\n}',                  # id of another object
+        '{\n  "WALK": ["kitchen", "205"]\n}',                    # not listed
+        '{\n  "WALK": ["character", "65"]\n}',                   # the prompt forbids the character
         '{\n  "WALK": ["floor_lamp"]\n}',                      # names only
-        '{\n  "WALK": ["floor_lamp", 1000, "bedroom", 67]\n}',  # wrong arity
-        '{\n  "PLUGIN": ["floor_lamp", 1000]\n}',              # listed by the prompt, a hallucination to EAI
-        '{\n  "FLY": ["floor_lamp", 1000]\n}',                 # unknown action
-        '{\n  "GRAB": ["floor_lamp", 1000]\n}',                # typed: the lamp is not GRABBABLE
-        '{\n  "SWITCHON": ["bedroom", 67]\n}',                 # typed: no HAS_SWITCH
+        '{\n  "WALK": ["floor_lamp", "1000", "bedroom", "67"]\n}',  # wrong arity
+        '{\n  "PLUGIN": ["floor_lamp", "1000"]\n}',              # listed by the prompt, a hallucination to EAI
+        '{\n  "FLY": ["floor_lamp", "1000"]\n}',                 # unknown action
+        '{\n  "GRAB": ["floor_lamp", "1000"]\n}',                # typed: the lamp is not GRABBABLE
+        '{\n  "SWITCHON": ["bedroom", "67"]\n}',                 # typed: no HAS_SWITCH
         '{\n}',                                                # empty (a parsing error to EAI)
         LAMP + "\nmore",
     ):
         assert not accepts(grammar, bad), bad
     untyped = answer_grammar(lamp, "1.0.5", typed=False)
-    assert accepts(untyped, '{\n  "GRAB": ["floor_lamp", 1000]\n}')
+    assert accepts(untyped, '{\n  "GRAB": ["floor_lamp", "1000"]\n}')
     old = answer_grammar(lights, "1.0.4")
     assert accepts(old, '{\n  "WALK": ["light"],\n  "SWITCHON": ["light"]\n}')
-    assert not accepts(old, '{\n  "WALK": ["light", 245]\n}')
+    assert not accepts(old, '{\n  "WALK": ["light", "245"]\n}')
 
 
 def test_grammar_caps_steps_and_excludes_rejected_calls(lamp) -> None:
-    entry = '  "WALK": ["bedroom", 67]'
+    entry = '  "WALK": ["bedroom", "67"]'
     capped = answer_grammar(lamp, "1.0.5", max_steps=3)
     assert accepts(capped, "{\n" + ",\n".join([entry] * 3) + "\n}")
     assert not accepts(capped, "{\n" + ",\n".join([entry] * 4) + "\n}")
     rest = answer_grammar(lamp, "1.0.5", continuation=True, exclude={("SWITCHON", (1000,)), ("WALK", (67,))},
                           exclude_actions={"FIND"}, may_end=False)
-    assert accepts(rest, '  "WALK": ["floor_lamp", 1000],\n  "SWITCHON": ["floor_lamp", 1000]\n}')
-    assert accepts(rest, '  "TURNTO": ["floor_lamp", 1000],\n  "WALK": ["bedroom", 67]\n}')   # only the first
-    for bad in ('  "SWITCHON": ["floor_lamp", 1000]\n}', entry + "\n}", '  "FIND": ["floor_lamp", 1000]\n}', "}"):
+    assert accepts(rest, '  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}')
+    assert accepts(rest, '  "TURNTO": ["floor_lamp", "1000"],\n  "WALK": ["bedroom", "67"]\n}')   # only the first
+    for bad in ('  "SWITCHON": ["floor_lamp", "1000"]\n}', entry + "\n}", '  "FIND": ["floor_lamp", "1000"]\n}', "}"):
         assert not accepts(rest, bad), bad
     assert accepts(answer_grammar(lamp, "1.0.5", continuation=True), "}")
 
@@ -162,12 +166,12 @@ def test_grammars_compile_and_accept_in_llama_cpp(lamp, lights, tasks) -> None:
             assert check.compiles(answer_grammar(task, protocol)), task.task_id
     grammar = answer_grammar(lamp, "1.0.5")
     assert check.accepts(grammar, LAMP)
-    assert not check.accepts(grammar, '{\n  "WALK": ["kitchen", 205]\n}')
-    assert not check.accepts(grammar, '{\n  "PLUGIN": ["floor_lamp", 1000]\n}')
-    assert not check.accepts(grammar, '{\n  "WALK": ["floor_lamp", 1000]')   # may not end before "}"
+    assert not check.accepts(grammar, '{\n  "WALK": ["kitchen", "205"]\n}')
+    assert not check.accepts(grammar, '{\n  "PLUGIN": ["floor_lamp", "1000"]\n}')
+    assert not check.accepts(grammar, '{\n  "WALK": ["floor_lamp", "1000"]')   # may not end before "}"
     rest = answer_grammar(lamp, "1.0.5", continuation=True, exclude={("SWITCHON", (1000,))}, may_end=False)
     assert check.compiles(rest)
-    assert not check.accepts(rest, '  "SWITCHON": ["floor_lamp", 1000]\n}')
+    assert not check.accepts(rest, '  "SWITCHON": ["floor_lamp", "1000"]\n}')
     assert check.accepts(answer_grammar(lights, "1.0.4"), '{\n  "WALK": ["light"]\n}')
 
 
@@ -188,9 +192,9 @@ def test_open_loop_plan_is_the_constrained_answer(lamp) -> None:
 
 
 def test_an_answer_cut_by_max_tokens_keeps_its_complete_steps(lamp) -> None:
-    cut = '{\n  "WALK": ["floor_lamp", 1000],\n  "SWITCHON": ["floor_la'
+    cut = '{\n  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_la'
     plan = plan_task(ScriptedLLM([(cut, "length")]), lamp, "1.0.5")
-    assert plan.truncated and plan.text == '{\n  "WALK": ["floor_lamp", 1000]\n}'
+    assert plan.truncated and plan.text == '{\n  "WALK": ["floor_lamp", "1000"]\n}'
 
 
 def test_check_plan_runs_steps_and_goals_on_a_private_scene(lamp) -> None:
@@ -204,25 +208,25 @@ def test_check_plan_runs_steps_and_goals_on_a_private_scene(lamp) -> None:
 
 
 def test_grounded_rewrites_from_the_failing_step(lamp) -> None:
-    first = '{\n  "WALK": ["bedroom", 67],\n  "SWITCHON": ["floor_lamp", 1000]\n}'
-    fix = '  "WALK": ["floor_lamp", 1000],\n  "SWITCHON": ["floor_lamp", 1000],\n  "WALK": ["bedroom", 67]\n}'
+    first = '{\n  "WALK": ["bedroom", "67"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
+    fix = '  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_lamp", "1000"],\n  "WALK": ["bedroom", "67"]\n}'
     llm = ScriptedLLM([first, fix])
     plan = plan_grounded(llm, lamp, "1.0.5")
     assert plan.mode == "grounded" and plan.checked_ok and plan.repairs == 1
-    assert plan.text == '{\n  "WALK": ["bedroom", 67],\n  "WALK": ["floor_lamp", 1000],\n' \
-                        '  "SWITCHON": ["floor_lamp", 1000]\n}'   # ends once the goal holds
+    assert plan.text == '{\n  "WALK": ["bedroom", "67"],\n  "WALK": ["floor_lamp", "1000"],\n' \
+                        '  "SWITCHON": ["floor_lamp", "1000"]\n}'   # ends once the goal holds
     assert "not close" in plan.rejected[0] and plan.rejected[0].startswith("step 2:")
     second = llm.calls[1]
-    assert second["prompt"].endswith('{\n  "WALK": ["bedroom", 67],\n  // "SWITCHON": ["floor_lamp", 1000] '
+    assert second["prompt"].endswith('{\n  "WALK": ["bedroom", "67"],\n  // "SWITCHON": ["floor_lamp", "1000"] '
                                      "is not possible: switchon floor_lamp: the character is not close to "
                                      "floor_lamp (id 1000)\n")
-    assert not accepts(second["grammar"], '  "SWITCHON": ["floor_lamp", 1000]\n}')
+    assert not accepts(second["grammar"], '  "SWITCHON": ["floor_lamp", "1000"]\n}')
     assert accepts(second["grammar"], fix)
     assert plan.calls == 2
 
 
 def test_grounded_asks_for_more_while_goals_are_unmet(lamp) -> None:
-    llm = ScriptedLLM(['{\n  "WALK": ["floor_lamp", 1000]\n}', '  "SWITCHON": ["floor_lamp", 1000]\n}'])
+    llm = ScriptedLLM(['{\n  "WALK": ["floor_lamp", "1000"]\n}', '  "SWITCHON": ["floor_lamp", "1000"]\n}'])
     plan = plan_grounded(llm, lamp, "1.0.5", repairs=1)
     assert plan.checked_ok and [s.action for s in plan.steps] == ["WALK", "SWITCHON"]
     assert "goals do not hold yet: floor_lamp (1000) is ON" in llm.calls[1]["prompt"]
@@ -230,21 +234,21 @@ def test_grounded_asks_for_more_while_goals_are_unmet(lamp) -> None:
 
 
 def test_grounded_keeps_the_last_plan_when_repairs_run_out(lamp) -> None:
-    first = '{\n  "SWITCHON": ["floor_lamp", 1000]\n}'
-    llm = ScriptedLLM([first, '  "TOUCH": ["floor_lamp", 1000]\n}'])
+    first = '{\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
+    llm = ScriptedLLM([first, '  "TOUCH": ["floor_lamp", "1000"]\n}'])
     plan = plan_grounded(llm, lamp, "1.0.5", repairs=1)
     assert plan.repairs == 1 and plan.checked_ok is False
-    assert plan.text == '{\n  "TOUCH": ["floor_lamp", 1000]\n}'
+    assert plan.text == '{\n  "TOUCH": ["floor_lamp", "1000"]\n}'
 
 
 def test_grounded_rewrites_are_written_in_checked_pieces(lamp) -> None:
-    first = '{\n  "SWITCHON": ["floor_lamp", 1000]\n}'
-    piece = ('  "WALK": ["bedroom", 67],\n  "WALK": ["floor_lamp", 1000],\n  "TOUCH": ["floor', "length")
-    llm = ScriptedLLM([first, piece, '  "SWITCHON": ["floor_lamp", 1000]\n}'])
+    first = '{\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
+    piece = ('  "WALK": ["bedroom", "67"],\n  "WALK": ["floor_lamp", "1000"],\n  "TOUCH": ["floor', "length")
+    llm = ScriptedLLM([first, piece, '  "SWITCHON": ["floor_lamp", "1000"]\n}'])
     plan = plan_grounded(llm, lamp, "1.0.5", piece_tokens=20)
     assert plan.checked_ok and plan.calls == 3 and plan.repairs == 1
     third = llm.calls[2]
-    assert third["prompt"].endswith('{\n  "WALK": ["bedroom", 67],\n  "WALK": ["floor_lamp", 1000],\n')
+    assert third["prompt"].endswith('{\n  "WALK": ["bedroom", "67"],\n  "WALK": ["floor_lamp", "1000"],\n')
     assert "//" not in third["prompt"].split("Output:\n", 1)[1]   # the feedback is not kept
     assert accepts(third["grammar"], "}")
 
@@ -256,3 +260,22 @@ def test_planning_replays_from_a_cassette(lamp, tmp_path: Path) -> None:
     assert replayed.text == recorded.text == LAMP
     request = json.loads(path.read_text().splitlines()[0])["request"]
     assert request["temperature"] == 0.0 and request["grammar"] == answer_grammar(lamp, "1.0.5")
+
+
+def test_embedded_qwen_models_get_the_prompt_in_their_chat_template(lamp) -> None:
+    llm = ScriptedLLM(['{\n  "WALK": ["floor_lamp", "1000"]\n}'], uri="llamacpp:qwen2.5-coder-1.5b")
+    plan_task(llm, lamp, "1.0.5")
+    prompt = llm.calls[0]["prompt"]
+    assert prompt == CHATML.replace("{prompt}", lamp.prompt("1.0.5"))
+    assert default_template("openai:gpt-4o") == RAW == "{prompt}"
+    assert model_prompt(llm, lamp, "1.0.4", RAW) == lamp.prompt("1.0.4")
+
+
+def test_chatml_is_the_embedded_models_own_template() -> None:
+    pytest.importorskip("llama_cpp")
+    if not _model_file().is_file():
+        pytest.skip("the 0.5B model is not assembled")
+    from situated.llm.base import load
+
+    llm = load("llamacpp:qwen2.5-coder-0.5b", n_threads=1)
+    assert llm.chat_prompt([{"role": "user", "content": "P"}]) == CHATML.replace("{prompt}", "P")

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -304,3 +304,45 @@ def _run_subprocess(python: Path, args: dict, workdir: Path, answers_file: Path,
             return json.loads(line[len(RESULT_MARK):])
     last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
     raise DataError(f"{answers_file}: EAI's evaluator failed (exit {proc.returncode}): {last}")
+
+
+@dataclass(frozen=True)
+class EaiRun:
+    """Plans for a set of tasks and EAI's verdict on them."""
+
+    plans: tuple[Any, ...]
+    evaluation: EaiEvaluation
+
+    def cost(self) -> dict[str, float | int]:
+        """Model calls, tokens and seconds in all and per task."""
+        n = max(len(self.plans), 1)
+        total = {"calls": sum(p.calls for p in self.plans),
+                 "prompt_tokens": sum(p.prompt_tokens for p in self.plans),
+                 "completion_tokens": sum(p.completion_tokens for p in self.plans),
+                 "seconds": round(sum(p.seconds for p in self.plans), 2)}
+        return {**total, **{f"{k}_per_task": round(v / n, 2) for k, v in total.items()},
+                "repairs": sum(p.repairs for p in self.plans), "truncated": sum(p.truncated for p in self.plans)}
+
+
+def run_eai(llm: Any, tasks: Sequence[Any], protocol: str = "1.0.5", *, grounded: bool = False,
+            repairs: int | None = None, workdir: Path | None = None, model_name: str = "situated",
+            progress: Callable[[Any], None] | None = None, **plan_options: Any) -> EaiRun:
+    """Plan every task (open loop, or the grounded variant) and score the answers with EAI's evaluator.
+
+    `plan_options` go to `plan_task` / `plan_grounded` (typed, template, max_steps, max_tokens, ...);
+    `progress(plan)` is called after each task.
+    """
+    from situated.planners.eai import DEFAULT_REPAIRS, plan_grounded, plan_task
+
+    plans = []
+    for task in tasks:
+        if grounded:
+            plan = plan_grounded(llm, task, protocol, repairs=DEFAULT_REPAIRS if repairs is None else repairs,
+                                 **plan_options)
+        else:
+            plan = plan_task(llm, task, protocol, **plan_options)
+        plans.append(plan)
+        if progress is not None:
+            progress(plan)
+    evaluation = evaluate({p.task_id: p.text for p in plans}, protocol, workdir=workdir, model_name=model_name)
+    return EaiRun(tuple(plans), evaluation)

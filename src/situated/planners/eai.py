@@ -9,8 +9,13 @@ property (GRAB needs GRABBABLE, OPEN CAN_OPEN, ..., `situated.actions.VIRTUALHOM
 the prompt shows with that property.
 
 Layout: `{`, one `  "ACTION": [args]` entry per line (keys repeat: order is execution order, as EAI's
-order-preserving parser reads it), `}`. 1.0.5 args are `"name", id`; 1.0.4 args are `"name"` (a bare name
-means the last listed object of that name, as the 1.0.4 evaluator maps it). Zero-argument actions (STANDUP)
+order-preserving parser reads it), `}`. 1.0.5 args are `"name", "id"` (the id quoted, as in the prompt's example
+`["sink", "sink_id"]` and as the models write it unconstrained; EAI's evaluator reads `name_id` either way);
+1.0.4 args are `"name"` (a bare name means the last listed object of that name, as the 1.0.4 evaluator maps it).
+
+The prompt goes to the model in its chat template when the model has one we know (`template`, default
+`default_template(llm.uri)`: ChatML for the embedded Qwen models), as EAI sends it to chat models: one user
+message; the answer is then the start of the assistant's turn. Zero-argument actions (STANDUP)
 are written `[]` as the prompt says, although EAI's parser then drops them (docs/eai.md, traps).
 
 Grounded variant (beyond the benchmark; `plan_grounded`): the answer runs on a private copy of the task's
@@ -52,6 +57,19 @@ DEFAULT_MAX_TOKENS = 768
 DEFAULT_REPAIRS = 5
 GROUNDED = "grounded"
 OPEN_LOOP = "open-loop"
+
+RAW = "{prompt}"
+"""The prompt as is (a completion model)."""
+CHATML = ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+          "<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n")
+"""The embedded Qwen models' own chat template (their GGUF's), with the prompt as the one user message."""
+
+
+def default_template(uri: str) -> str:
+    """CHATML for an embedded Qwen model (`llamacpp:qwen...`), RAW otherwise (an OpenAI-compatible server that
+    lacks `/completions` wraps the prompt as a user message itself)."""
+    return CHATML if uri.startswith("llamacpp:") and "qwen" in uri.lower() else RAW
+
 
 _ENTRY = re.compile(r'"(\w+)"\s*:\s*(\[[^\]]*\])')
 Call = tuple[str, tuple[int, ...]]
@@ -135,7 +153,7 @@ def _entry_text(step: Step, protocol: str) -> str:
 def _args_text(names: Sequence[str], ids: Sequence[int], protocol: str) -> str:
     if protocol == "1.0.4":
         return ", ".join(json.dumps(n) for n in names)
-    return ", ".join(f"{json.dumps(n)}, {i}" for n, i in zip(names, ids, strict=True))
+    return ", ".join(f"{json.dumps(n)}, {json.dumps(str(i))}" for n, i in zip(names, ids, strict=True))
 
 
 def parse_answer(text: str, task: EaiTask, protocol: str) -> tuple[Step, ...]:
@@ -300,6 +318,15 @@ def answer_grammar(task: EaiTask, protocol: str, *, typed: bool = True, max_step
 
 # ---------------------------------------------------------------------------------------------- open loop
 
+def model_prompt(llm: LLM, task: EaiTask, protocol: str, template: str | None = None) -> str:
+    """EAI's prompt for `protocol` in `template` (default: `default_template(llm.uri)`)."""
+    wrapper = default_template(llm.uri) if template is None else template
+    if "{prompt}" not in wrapper:
+        raise ValueError("a prompt template needs a '{prompt}' placeholder")
+    head, _, tail = wrapper.partition("{prompt}")
+    return head + task.prompt(protocol) + tail
+
+
 def _read(completion: Completion, task: EaiTask, protocol: str) -> tuple[tuple[Step, ...], bool]:
     """Steps of a grammar-constrained text; when cut by `max_tokens`, only its complete entries."""
     text = completion.text
@@ -311,13 +338,14 @@ def _read(completion: Completion, task: EaiTask, protocol: str) -> tuple[tuple[S
 
 
 def plan_task(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, typed: bool = True, grammar: bool = True,
-              max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS, seed: int = 0) -> EaiPlan:
+              template: str | None = None, max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
+              seed: int = 0) -> EaiPlan:
     """Open loop (the benchmark): one greedy, grammar-constrained answer to EAI's prompt.
 
     Without `grammar` the model's text is the answer as is (EAI's evaluator scores whatever it is).
     """
     check_protocol(protocol)
-    prompt = task.prompt(protocol)
+    prompt = model_prompt(llm, task, protocol, template)
     gbnf = answer_grammar(task, protocol, typed=typed, max_steps=max_steps) if grammar else None
     done = llm.complete(prompt, max_tokens=max_tokens, temperature=0.0, grammar=gbnf, seed=seed)
     if gbnf is None:
@@ -452,11 +480,12 @@ class _Writer:
     max_tokens: int
     piece_tokens: int
     seed: int
+    prompt: str
     completions: list[Completion] = field(default_factory=list)
     truncated: bool = False
 
     def text(self, steps: Sequence[Step]) -> str:
-        return self.task.prompt(self.protocol) + "{\n" + "".join(
+        return self.prompt + "{\n" + "".join(
             f"  {_entry_text(s, self.protocol)},\n" for s in steps)
 
     def rewrite(self, kept: tuple[Step, ...], feedback: str, grammar: str) -> tuple[Step, ...]:
@@ -482,17 +511,19 @@ class _Writer:
 
 
 def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, repairs: int = DEFAULT_REPAIRS,
-                  typed: bool = True, max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
-                  piece_tokens: int = DEFAULT_PIECE_TOKENS, seed: int = 0) -> EaiPlan:
+                  typed: bool = True, template: str | None = None, max_steps: int = DEFAULT_MAX_STEPS,
+                  max_tokens: int = DEFAULT_MAX_TOKENS, piece_tokens: int = DEFAULT_PIECE_TOKENS,
+                  seed: int = 0) -> EaiPlan:
     """Grounded variant: the open-loop answer, checked on a private scene and rewritten from its first failing
     step (or its end, while goals are unmet) at most `repairs` times; it ends as soon as every goal holds.
 
     The first answer is written whole (it is the open-loop answer); rewrites in checked pieces of
     `piece_tokens`. The last plan is kept whatever it does.
     """
-    first = plan_task(llm, task, protocol, typed=typed, max_steps=max_steps, max_tokens=max_tokens, seed=seed)
+    first = plan_task(llm, task, protocol, typed=typed, template=template, max_steps=max_steps,
+                      max_tokens=max_tokens, seed=seed)
     graph = SceneGraph.from_dict(task.initial_graph(), source=str(task.graph_path))
-    writer = _Writer(llm, task, protocol, graph, typed, max_steps, max_tokens, piece_tokens, seed,
+    writer = _Writer(llm, task, protocol, graph, typed, max_steps, max_tokens, piece_tokens, seed, first.prompt,
                      list(first.completions), first.truncated)
     steps = first.steps
     rejected: list[str] = []
