@@ -11,9 +11,9 @@ import pytest
 
 from situated.datasets.eai_actions import load_tasks
 from situated.errors import DataError
-from situated.eval.eai import evaluate, evaluator_python, isolated_env_dir, write_answers
+from situated.eval.eai import evaluate, evaluator_python, isolated_env_dir, run_eai, write_answers
 from situated.llm.base import Completion
-from situated.planners.eai import Step, convert_answer, format_answer, plan_task
+from situated.planners.eai import Step, convert_answer, format_answer
 
 pytest.importorskip("virtualhome_eval")
 
@@ -26,11 +26,11 @@ KEYS = {"sr", "esr", "tasks", "successes", "executable", "parsing", "hallucinati
 
 @dataclass
 class _TaskLLM:
-    text: str
+    texts: list[str]
     uri: str = "scripted"
 
     def complete(self, prompt: str, **options: object) -> Completion:
-        return Completion(self.text, "stop", 10, 10)
+        return Completion(self.texts.pop(0), "stop", 10, 10)
 
     def json(self, messages: list[dict], schema: dict, **options: object) -> object:
         raise AssertionError("not used")
@@ -52,13 +52,11 @@ def test_scripted_answers_through_eais_evaluator(tasks, tmp_path: Path) -> None:
         "125_2": NO_WALK.replace("floor_lamp", "computer").replace("1000", "417"),
         "150_2": '{\n  "WALK": ["bathroom", "1"]\n}',
     }
-    plans = {}
-    for task_id, text in answers.items():
-        task = tasks[task_id]
-        llm = _TaskLLM(text)
-        plans[task_id] = plan_task(llm, task, "1.0.5").text
-    assert plans["11_1"] == GOOD
-    result = evaluate(plans, "1.0.5", workdir=tmp_path)
+    llm = _TaskLLM(list(answers.values()))
+    run = run_eai(llm, [tasks[k] for k in answers], "1.0.5", workdir=tmp_path)
+    assert [p.text for p in run.plans] == list(answers.values())
+    assert run.cost()["calls"] == 4 and run.cost()["calls_per_task"] == 1.0
+    result = run.evaluation
     m = result.metrics
     assert m.keys() >= KEYS
     assert m["tasks"] == 4 and m["successes"] == 1 and m["sr"] == 25.0

@@ -13,17 +13,21 @@ order-preserving parser reads it), `}`. 1.0.5 args are `"name", "id"` (the id qu
 `["sink", "sink_id"]` and as the models write it unconstrained; EAI's evaluator reads `name_id` either way);
 1.0.4 args are `"name"` (a bare name means the last listed object of that name, as the 1.0.4 evaluator maps it).
 
+Zero-argument actions (STANDUP) are written `[]` as the prompt says, although EAI's parser then drops them
+(docs/eai.md, traps).
+
 The prompt goes to the model in its chat template when the model has one we know (`template`, default
 `default_template(llm.uri)`: ChatML for the embedded Qwen models), as EAI sends it to chat models: one user
-message; the answer is then the start of the assistant's turn. Zero-argument actions (STANDUP)
-are written `[]` as the prompt says, although EAI's parser then drops them (docs/eai.md, traps).
+message; the answer is then the start of the assistant's turn.
 
 Grounded variant (beyond the benchmark; `plan_grounded`): the answer runs on a private copy of the task's
-initial graph in our VirtualHome-faithful simulator, and the task's goals (part of its input) are checked at
-the end. On the first failing step, or when the plan ends with goals unmet, the model is asked to rewrite the
-plan from there: the steps before are kept, a `// ... is not possible: <reason>` line tells it why, and the
-grammar excludes every call rejected at that place (an action rejected twice there altogether). At most
-`repairs` rewrites; the last plan is the answer whatever it does.
+initial graph in our VirtualHome-faithful simulator, with the task's goals (part of its input) checked after
+each step. On the first failing step (the simulator says no, the step has no objects, or it repeats the step
+before without effect), or when the plan ends with goals unmet, the model rewrites the plan from there: the
+steps before are kept, a `// ... is not possible: <reason>` line tells it why, and the grammar excludes every
+call rejected at that place (an action rejected twice there altogether). Rewrites are written in checked
+pieces; the plan ends as soon as every goal holds. At most `repairs` rewrites; the last plan is the answer
+whatever it does.
 """
 
 from __future__ import annotations
