@@ -65,7 +65,8 @@ def test_scripted_answers_through_eais_evaluator(tasks, tmp_path: Path) -> None:
     assert m["relation_goal"] is None   # no edge goal in this subset: EAI's own summary divides by zero here
     assert result.summary is None
     assert result.per_task["125_2"]["error_type"] == "missing_step"
-    assert (tmp_path / "responses" / "virtualhome" / "action_sequencing" / "situated_outputs.json").is_file()
+    answers_file = tmp_path / "responses" / "situated" / "virtualhome" / "action_sequencing" / "situated_outputs.json"
+    assert answers_file.is_file()
 
 
 def test_metrics_equal_eais_summary_when_it_writes_one(tasks, tmp_path: Path) -> None:

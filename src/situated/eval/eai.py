@@ -163,7 +163,8 @@ def _run_evaluator(args: dict) -> dict:
 
     def dump(obj, fp, *a, **k):
         frame = syslib._getframe(1)
-        if frame.f_code is target and seen["counters"] is None:
+        if frame.f_code is target and frame.f_locals.get("model_name") == args["model"] \
+                and seen["counters"] is None:
             seen["counters"] = frame_counters(frame)
         return jsonlib.dump(obj, fp, *a, **k)
 
@@ -242,9 +243,10 @@ def evaluate(answers: Mapping[str, str], protocol: str = "1.0.5", *, workdir: Pa
              env_dir: Path | None = None, timeout: float | None = None) -> EaiEvaluation:
     """Score `answers` (task id → answer text in `protocol`'s format) with EAI's own evaluator.
 
-    `workdir` receives `responses/` (the answers file) and `output/` (EAI's summary.json, error_info.json); a
-    temporary directory when None. `in_process=True` (1.0.5 only) runs it in this interpreter: its action-goal
-    order then follows this process's PYTHONHASHSEED. DataError when the evaluator is missing or fails.
+    `workdir` receives `responses/<model_name>/` (the answers file) and `output/<model_name>/` (EAI's
+    summary.json, error_info.json); a temporary directory when None. `in_process=True` (1.0.5 only) runs it in
+    this interpreter: its action-goal order then follows this process's PYTHONHASHSEED. DataError when the
+    evaluator is missing or fails.
     """
     check_protocol(protocol)
     if not answers:
@@ -261,7 +263,8 @@ def evaluate(answers: Mapping[str, str], protocol: str = "1.0.5", *, workdir: Pa
 
 def _evaluate(answers: Mapping[str, str], protocol: str, workdir: Path, model_name: str, in_process: bool,
               goal_check_identical: bool, python: Path, timeout: float | None) -> EaiEvaluation:
-    responses, output = workdir / "responses", workdir / "output"
+    # one responses folder per model name: EAI evaluates every `*_outputs.json` it finds there
+    responses, output = workdir / "responses" / model_name, workdir / "output"
     answers_file = write_answers(answers, responses, model_name)
     args = {"responses": str(responses), "output": str(output), "model": model_name,
             "goal_check_identical": goal_check_identical}
