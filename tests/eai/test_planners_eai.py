@@ -125,6 +125,7 @@ def test_grammar_admits_only_listed_actions_and_objects(lamp, lights) -> None:
         '{\n  "FLY": ["floor_lamp", "1000"]\n}',                 # unknown action
         '{\n  "GRAB": ["floor_lamp", "1000"]\n}',                # typed: the lamp is not GRABBABLE
         '{\n  "SWITCHON": ["bedroom", "67"]\n}',                 # typed: no HAS_SWITCH
+        '{\n  "GREET": ["floor_lamp", "1000"]\n}',              # typed: no PERSON
         '{\n}',                                                # empty (a parsing error to EAI)
         LAMP + "\nmore",
     ):

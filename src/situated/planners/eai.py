@@ -217,9 +217,15 @@ def task_actions(task: EaiTask, protocol: str) -> tuple[EaiAction, ...]:
     return supported_actions(task.prompt(protocol))
 
 
+_MORE_NEEDS: dict[str, tuple[tuple[str, ...], ...]] = {"greet": (("PERSON",),)}
+"""Checks of VirtualHome's executor that `VIRTUALHOME_SPACE` does not type: GreetExecutor requires PERSON."""
+
+
 def _needs(action: str) -> tuple[tuple[str, ...], ...]:
     """The property each parameter needs (any of them; empty: any object), as VirtualHome's executor checks."""
     name = action.lower()
+    if name in _MORE_NEEDS:
+        return _MORE_NEEDS[name]
     if name in VIRTUALHOME_SPACE:
         return tuple(p.affords for p in VIRTUALHOME_SPACE.get(name).params)
     return ()
