@@ -335,12 +335,14 @@ def run_eai(llm: Any, tasks: Sequence[Any], protocol: str = "1.0.5", *, grounded
     `plan_options` go to `plan_task` / `plan_grounded` (typed, template, max_steps, max_tokens, ...);
     `progress(plan)` is called after each task.
     """
+    from situated.eval.eai_check import scene_checker
     from situated.planners.eai import DEFAULT_REPAIRS, plan_grounded, plan_task
 
     plans = []
     for task in tasks:
         if grounded:
-            plan = plan_grounded(llm, task, protocol, repairs=DEFAULT_REPAIRS if repairs is None else repairs,
+            plan = plan_grounded(llm, task, protocol, check=scene_checker(task),
+                                 repairs=DEFAULT_REPAIRS if repairs is None else repairs,
                                  **plan_options)
         else:
             plan = plan_task(llm, task, protocol, **plan_options)

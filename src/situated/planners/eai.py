@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from situated.actions import VIRTUALHOME_SPACE
@@ -43,15 +43,12 @@ from situated.datasets.eai_actions import (
     EaiAction,
     EaiObject,
     EaiTask,
-    EdgeGoal,
-    NodeGoal,
     check_protocol,
     supported_actions,
 )
-from situated.envs.household import HouseholdEnv, SceneGraph
 from situated.errors import ParseError
 from situated.llm.base import LLM, Completion
-from situated.llm.grammar import gbnf_literal
+from situated.program.grammar import gbnf_literal
 
 DEFAULT_MAX_STEPS = 40
 """Steps per answer the grammar admits: a cost guard against small models repeating one step to the token cap."""
@@ -372,8 +369,6 @@ def plan_task(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, typed: bool =
 
 # ---------------------------------------------------------------------------------------------- grounded
 
-ZERO_ARG_REASON = "EAI's evaluator skips actions without objects, so it would never be executed"
-REPEAT_REASON = "it repeats the step before it and changes nothing"
 DEFAULT_PIECE_TOKENS = 128
 """Rewrites are written in pieces of this many tokens, each checked before the next is asked for."""
 
@@ -391,64 +386,6 @@ class Check:
     @property
     def ok(self) -> bool:
         return self.done_at is not None or (self.failed_at is None and not self.unmet)
-
-
-def goal_text(task: EaiTask, goal: NodeGoal | EdgeGoal | str) -> str:
-    """A goal in words, objects with their ids: `washing_machine (1001) is ON`."""
-
-    def name(i: int) -> str:
-        try:
-            return task.name_of(i)
-        except KeyError:
-            return str(i)
-
-    if isinstance(goal, NodeGoal):
-        return f"{goal.name} ({goal.id}) is {goal.state}"
-    if isinstance(goal, EdgeGoal):
-        return f"{name(goal.from_id)} ({goal.from_id}) is {goal.relation} to {name(goal.to_id)} ({goal.to_id})"
-    return f"the actions must include {' or '.join(str(goal).split('|'))}"
-
-
-def _action_goals_unmet(goals: Sequence[str], executed: Sequence[Step]) -> list[str]:
-    """EAI's `check_order_with_or_score`: each goal's options searched in order in the executed script text."""
-    text = " ".join(s.script() for s in executed)
-    start = 0
-    for k, goal in enumerate(goals):
-        hits = [(i, len(o)) for o in (o.upper().replace(" ", "") for o in goal.split("|"))
-                if (i := text.find(o, start)) != -1]
-        if not hits:
-            return list(goals[k:])
-        index, length = hits[0]
-        start = index + length
-    return []
-
-
-def _unmet(task: EaiTask, env: HouseholdEnv, executed: Sequence[Step]) -> list[str]:
-    g = env.graph
-    unmet = [goal_text(task, n) for n in task.node_goals if n.state not in g.states(n.id)]
-    unmet += [goal_text(task, e) for e in task.edge_goals if not g.has_edge(e.from_id, e.relation, e.to_id)]
-    return unmet + [goal_text(task, a) for a in _action_goals_unmet(task.action_goals, executed)]
-
-
-def check_plan(task: EaiTask, steps: Sequence[Step], graph: dict | SceneGraph | None = None) -> Check:
-    """Run `steps` on a private copy of the task's initial graph (VirtualHome semantics, no derived states, as
-    EAI's executor) and check the task's node, edge and action goals after each step.
-
-    A step fails where the simulator says no, where it takes no objects (EAI's parser would drop it), and where
-    it repeats the step before it without any effect (a small model's loop).
-    """
-    env = HouseholdEnv(task.initial_graph() if graph is None else graph, derived_states=False)
-    for k, step in enumerate(steps):
-        if not step.ids:
-            return Check(k, ZERO_ARG_REASON)
-        result = env.step_ids(step.action.lower(), step.ids)
-        if not result.ok:
-            return Check(k, result.reason)
-        if k and step == steps[k - 1] and not result.changes:
-            return Check(k, REPEAT_REASON)
-        if not _unmet(task, env, steps[: k + 1]):
-            return Check(done_at=k + 1)
-    return Check(unmet=tuple(_unmet(task, env, steps)))
 
 
 def _feedback(lines: Sequence[str]) -> str:
@@ -477,6 +414,11 @@ def _rewrite_grammar(task: EaiTask, protocol: str, place: Sequence[_Rejection], 
                           may_end=kept > 0 and len(calls) == len(place))
 
 
+Checker = Callable[[Sequence[Step]], Check]
+"""Runs a plan's steps on a private copy of the task's scene and says where it fails and which goals it leaves
+unmet (`situated.eval.eai_check.scene_checker` for VirtualHome)."""
+
+
 @dataclass
 class _Writer:
     """Writes the rest of a grounded plan in checked pieces and keeps the bill."""
@@ -484,7 +426,7 @@ class _Writer:
     llm: LLM
     task: EaiTask
     protocol: str
-    graph: SceneGraph
+    check: Checker
     typed: bool
     max_steps: int
     max_tokens: int
@@ -512,7 +454,7 @@ class _Writer:
             self.truncated = cut and budget <= 0
             if not cut or budget <= 0 or len(steps) >= self.max_steps:
                 return steps
-            check = check_plan(self.task, steps, self.graph)
+            check = self.check(steps)
             if check.failed_at is not None or check.done_at is not None:
                 return steps
             prompt = self.text(steps)
@@ -520,43 +462,43 @@ class _Writer:
                                      max_steps=self.max_steps - len(steps))
 
 
-def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, repairs: int = DEFAULT_REPAIRS,
-                  typed: bool = True, template: str | None = None, max_steps: int = DEFAULT_MAX_STEPS,
-                  max_tokens: int = DEFAULT_MAX_TOKENS, piece_tokens: int = DEFAULT_PIECE_TOKENS,
-                  seed: int = 0) -> EaiPlan:
-    """Grounded variant: the open-loop answer, checked on a private scene and rewritten from its first failing
-    step (or its end, while goals are unmet) at most `repairs` times; it ends as soon as every goal holds.
+def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Checker,
+                  repairs: int = DEFAULT_REPAIRS, typed: bool = True, template: str | None = None,
+                  max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
+                  piece_tokens: int = DEFAULT_PIECE_TOKENS, seed: int = 0) -> EaiPlan:
+    """Grounded variant: the open-loop answer, checked by `check` on a private scene and rewritten from its
+    first failing step (or its end, while goals are unmet) at most `repairs` times; it ends as soon as every
+    goal holds.
 
     The first answer is written whole (it is the open-loop answer); rewrites in checked pieces of
     `piece_tokens`. The last plan is kept whatever it does.
     """
     first = plan_task(llm, task, protocol, typed=typed, template=template, max_steps=max_steps,
                       max_tokens=max_tokens, seed=seed)
-    graph = SceneGraph.from_dict(task.initial_graph(), source=str(task.graph_path))
-    writer = _Writer(llm, task, protocol, graph, typed, max_steps, max_tokens, piece_tokens, seed, first.prompt,
+    writer = _Writer(llm, task, protocol, check, typed, max_steps, max_tokens, piece_tokens, seed, first.prompt,
                      list(first.completions), first.truncated)
     steps = first.steps
     rejected: list[str] = []
     places: dict[tuple[Step, ...], list[_Rejection]] = {}
-    check = check_plan(task, steps, graph)
-    while not check.ok and len(rejected) < repairs:
-        if check.failed_at is not None:
-            kept, bad = steps[: check.failed_at], steps[check.failed_at]
-            rejection = _Rejection(bad.call, f"{_entry_text(bad, protocol)} is not possible: {check.reason}")
-            rejected.append(f"step {check.failed_at + 1}: {_entry_text(bad, protocol)}: {check.reason}")
+    verdict = check(steps)
+    while not verdict.ok and len(rejected) < repairs:
+        if verdict.failed_at is not None:
+            kept, bad = steps[: verdict.failed_at], steps[verdict.failed_at]
+            rejection = _Rejection(bad.call, f"{_entry_text(bad, protocol)} is not possible: {verdict.reason}")
+            rejected.append(f"step {verdict.failed_at + 1}: {_entry_text(bad, protocol)}: {verdict.reason}")
         elif len(steps) < max_steps:
             kept = steps
             rejection = _Rejection(None, "the plan cannot end here, these goals do not hold yet: "
-                                   + "; ".join(check.unmet))
-            rejected.append(f"step {len(steps) + 1}: end: {'; '.join(check.unmet)}")
+                                   + "; ".join(verdict.unmet))
+            rejected.append(f"step {len(steps) + 1}: end: {'; '.join(verdict.unmet)}")
         else:
             break   # goals unmet, but no room left for another step
         place = places.setdefault(tuple(kept), [])
         place.append(rejection)
         grammar = _rewrite_grammar(task, protocol, place, len(kept), typed=typed, max_steps=max_steps)
         steps = writer.rewrite(tuple(kept), _feedback([r.said for r in place]), grammar)
-        check = check_plan(task, steps, graph)
-    if check.done_at is not None:
-        steps = steps[: check.done_at]
+        verdict = check(steps)
+    if verdict.done_at is not None:
+        steps = steps[: verdict.done_at]
     return EaiPlan(task.task_id, protocol, GROUNDED, format_answer(steps, protocol), steps,
-                   tuple(writer.completions), tuple(rejected), writer.truncated, check.ok, prompt=first.prompt)
+                   tuple(writer.completions), tuple(rejected), writer.truncated, verdict.ok, prompt=first.prompt)

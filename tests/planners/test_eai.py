@@ -3,25 +3,21 @@ and grounded planning with a scripted model."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from fakes import LlamaGrammarCheck, ScriptedLLM, accepts
 from situated.datasets.eai_actions import load_tasks
 from situated.errors import ParseError
-from situated.llm.base import Completion
+from situated.eval.eai_check import scene_checker
 from situated.llm.cassette import wrap
 from situated.planners.eai import (
     CHATML,
     RAW,
-    REPEAT_REASON,
-    ZERO_ARG_REASON,
     Step,
     answer_grammar,
-    check_plan,
     convert_answer,
     default_template,
     format_answer,
@@ -33,11 +29,6 @@ from situated.planners.eai import (
 
 pytest.importorskip("virtualhome_eval")
 
-_HERE = Path(__file__).parent
-_spec = importlib.util.spec_from_file_location("eai_gbnf", _HERE / "gbnf.py")
-gbnf = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(gbnf)
-accepts = gbnf.accepts
 
 LAMP = '{\n  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
 
@@ -55,25 +46,6 @@ def lamp(tasks):
 @pytest.fixture(scope="module")
 def lights(tasks):
     return tasks["120_1"]  # two objects named light (411, 245)
-
-
-@dataclass
-class ScriptedLLM:
-    answers: list[str | tuple[str, str]]
-    uri: str = "scripted"
-    calls: list[dict] = field(default_factory=list)
-
-    def complete(self, prompt: str, **options: object) -> Completion:
-        self.calls.append({"prompt": prompt, **options})
-        answer = self.answers.pop(0)
-        text, finish = answer if isinstance(answer, tuple) else (answer, "stop")
-        return Completion(text, finish, len(prompt) // 4, len(text) // 4, seconds=0.5)
-
-    def json(self, messages: list[dict], schema: dict, **options: object) -> object:
-        raise AssertionError("not used")
-
-    def count_tokens(self, text: str) -> int:
-        return len(text) // 4
 
 
 # ------------------------------------------------------------------------------------------- format
@@ -161,7 +133,7 @@ def test_grammars_compile_and_accept_in_llama_cpp(lamp, lights, tasks) -> None:
     pytest.importorskip("llama_cpp")
     if not _model_file().is_file():
         pytest.skip("the 0.5B model (its vocabulary) is not assembled")
-    check = gbnf.LlamaGrammarCheck(_model_file())
+    check = LlamaGrammarCheck(_model_file())
     for task in list(tasks.values())[:40]:
         for protocol in ("1.0.4", "1.0.5"):
             assert check.compiles(answer_grammar(task, protocol)), task.task_id
@@ -180,39 +152,28 @@ def test_grammars_compile_and_accept_in_llama_cpp(lamp, lights, tasks) -> None:
 
 
 def test_open_loop_plan_is_the_constrained_answer(lamp) -> None:
-    llm = ScriptedLLM([LAMP])
+    llm = ScriptedLLM([LAMP], seconds=0.5)
     plan = plan_task(llm, lamp, "1.0.5")
     assert plan.text == LAMP and plan.mode == "open-loop" and not plan.truncated
     call = llm.calls[0]
     assert call["prompt"] == lamp.prompt("1.0.5") and call["temperature"] == 0.0
     assert call["grammar"] == answer_grammar(lamp, "1.0.5")
-    assert plan.cost() == {"calls": 1, "prompt_tokens": len(call["prompt"]) // 4,
-                           "completion_tokens": len(LAMP) // 4, "seconds": 0.5}
+    assert plan.cost() == {"calls": 1, "prompt_tokens": 100, "completion_tokens": 10, "seconds": 0.5}
     old = plan_task(ScriptedLLM(['{\n  "WALK": ["floor_lamp"]\n}']), lamp, "1.0.4")
     assert old.text == '{\n  "WALK": ["floor_lamp"]\n}' and old.steps[0].ids == (1000,)
 
 
 def test_an_answer_cut_by_max_tokens_keeps_its_complete_steps(lamp) -> None:
     cut = '{\n  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_la'
-    plan = plan_task(ScriptedLLM([(cut, "length")]), lamp, "1.0.5")
+    plan = plan_task(ScriptedLLM([(cut, "length")], seconds=0.5), lamp, "1.0.5")
     assert plan.truncated and plan.text == '{\n  "WALK": ["floor_lamp", "1000"]\n}'
-
-
-def test_check_plan_runs_steps_and_goals_on_a_private_scene(lamp) -> None:
-    assert check_plan(lamp, parse_answer(LAMP, lamp, "1.0.5")).done_at == 2
-    no_walk = check_plan(lamp, [Step("SWITCHON", ("floor_lamp",), (1000,))])
-    assert no_walk.failed_at == 0 and "not close" in no_walk.reason
-    assert check_plan(lamp, [Step("WALK", ("bedroom",), (67,))]).unmet == ("floor_lamp (1000) is ON",)
-    assert check_plan(lamp, [Step("STANDUP")]).reason == ZERO_ARG_REASON
-    walk = Step("WALK", ("bedroom",), (67,))
-    assert check_plan(lamp, [walk, walk]) .reason == REPEAT_REASON
 
 
 def test_grounded_rewrites_from_the_failing_step(lamp) -> None:
     first = '{\n  "WALK": ["bedroom", "67"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
     fix = '  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_lamp", "1000"],\n  "WALK": ["bedroom", "67"]\n}'
-    llm = ScriptedLLM([first, fix])
-    plan = plan_grounded(llm, lamp, "1.0.5")
+    llm = ScriptedLLM([first, fix], seconds=0.5)
+    plan = plan_grounded(llm, lamp, "1.0.5", check=scene_checker(lamp))
     assert plan.mode == "grounded" and plan.checked_ok and plan.repairs == 1
     assert plan.text == '{\n  "WALK": ["bedroom", "67"],\n  "WALK": ["floor_lamp", "1000"],\n' \
                         '  "SWITCHON": ["floor_lamp", "1000"]\n}'   # ends once the goal holds
@@ -228,7 +189,7 @@ def test_grounded_rewrites_from_the_failing_step(lamp) -> None:
 
 def test_grounded_asks_for_more_while_goals_are_unmet(lamp) -> None:
     llm = ScriptedLLM(['{\n  "WALK": ["floor_lamp", "1000"]\n}', '  "SWITCHON": ["floor_lamp", "1000"]\n}'])
-    plan = plan_grounded(llm, lamp, "1.0.5", repairs=1)
+    plan = plan_grounded(llm, lamp, "1.0.5", check=scene_checker(lamp), repairs=1)
     assert plan.checked_ok and [s.action for s in plan.steps] == ["WALK", "SWITCHON"]
     assert "goals do not hold yet: floor_lamp (1000) is ON" in llm.calls[1]["prompt"]
     assert not accepts(llm.calls[1]["grammar"], "}")   # ending there was rejected
@@ -237,7 +198,7 @@ def test_grounded_asks_for_more_while_goals_are_unmet(lamp) -> None:
 def test_grounded_keeps_the_last_plan_when_repairs_run_out(lamp) -> None:
     first = '{\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
     llm = ScriptedLLM([first, '  "TOUCH": ["floor_lamp", "1000"]\n}'])
-    plan = plan_grounded(llm, lamp, "1.0.5", repairs=1)
+    plan = plan_grounded(llm, lamp, "1.0.5", check=scene_checker(lamp), repairs=1)
     assert plan.repairs == 1 and plan.checked_ok is False
     assert plan.text == '{\n  "TOUCH": ["floor_lamp", "1000"]\n}'
 
@@ -246,7 +207,7 @@ def test_grounded_rewrites_are_written_in_checked_pieces(lamp) -> None:
     first = '{\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
     piece = ('  "WALK": ["bedroom", "67"],\n  "WALK": ["floor_lamp", "1000"],\n  "TOUCH": ["floor', "length")
     llm = ScriptedLLM([first, piece, '  "SWITCHON": ["floor_lamp", "1000"]\n}'])
-    plan = plan_grounded(llm, lamp, "1.0.5", piece_tokens=20)
+    plan = plan_grounded(llm, lamp, "1.0.5", check=scene_checker(lamp), piece_tokens=20)
     assert plan.checked_ok and plan.calls == 3 and plan.repairs == 1
     third = llm.calls[2]
     assert third["prompt"].endswith('{\n  "WALK": ["bedroom", "67"],\n  "WALK": ["floor_lamp", "1000"],\n')
@@ -276,7 +237,7 @@ def test_chatml_is_the_embedded_models_own_template() -> None:
     pytest.importorskip("llama_cpp")
     if not _model_file().is_file():
         pytest.skip("the 0.5B model is not assembled")
-    from situated.llm.base import load
+    from situated.llm import load
 
     llm = load("llamacpp:qwen2.5-coder-0.5b", n_threads=1)
     assert llm.chat_prompt([{"role": "user", "content": "P"}]) == CHATML.replace("{prompt}", "P")
