@@ -30,27 +30,11 @@ class LLM(Protocol):
 
     uri: str
 
-    def complete(
-        self,
-        prompt: str,
-        *,
-        stop: Sequence[str] = (),
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        frequency_penalty: float = 0.0,
-        grammar: str | None = None,
-        seed: int = 0,
-    ) -> Completion: ...
+    def complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
+                 frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0) -> Completion: ...
 
-    def json(
-        self,
-        messages: list[dict],
-        schema: dict,
-        *,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Any: ...
+    def json(self, messages: list[dict], schema: dict, *, max_tokens: int = 512, temperature: float = 0.0,
+             seed: int = 0) -> Any: ...
 
     def count_tokens(self, text: str) -> int: ...
 

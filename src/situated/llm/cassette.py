@@ -183,17 +183,8 @@ class CassetteLLM:
         self.cassette.put(key, request, response)
         return response, key
 
-    def complete(
-        self,
-        prompt: str,
-        *,
-        stop: Sequence[str] = (),
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        frequency_penalty: float = 0.0,
-        grammar: str | None = None,
-        seed: int = 0,
-    ) -> Completion:
+    def complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
+                 frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0) -> Completion:
         params = {
             "stop": list(stop),
             "max_tokens": int(max_tokens),
@@ -209,15 +200,8 @@ class CassetteLLM:
         data, key = self._call({"call": "complete", "prompt": prompt, **params}, prompt, run)
         return _completion(data, self.cassette.where(key))
 
-    def json(
-        self,
-        messages: list[dict],
-        schema: dict,
-        *,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Any:
+    def json(self, messages: list[dict], schema: dict, *, max_tokens: int = 512, temperature: float = 0.0,
+             seed: int = 0) -> Any:
         params = {"max_tokens": int(max_tokens), "temperature": float(temperature), "seed": int(seed)}
 
         def run() -> Any:

@@ -288,17 +288,8 @@ class OpenAILLM:
 
     # -- protocol --------------------------------------------------------------------------------------------
 
-    def complete(
-        self,
-        prompt: str,
-        *,
-        stop: Sequence[str] = (),
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        frequency_penalty: float = 0.0,
-        grammar: str | None = None,
-        seed: int = 0,
-    ) -> Completion:
+    def complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
+                 frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0) -> Completion:
         start = time.perf_counter()
         body: dict[str, Any] = {
             "model": self.model,
@@ -333,15 +324,8 @@ class OpenAILLM:
             **_usage(data),
         )
 
-    def json(
-        self,
-        messages: list[dict],
-        schema: dict,
-        *,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Any:
+    def json(self, messages: list[dict], schema: dict, *, max_tokens: int = 512, temperature: float = 0.0,
+             seed: int = 0) -> Any:
         conversation = list(messages)
         text = self._chat_json(conversation, schema, max_tokens, temperature, seed)
         problems = _json_problems(text, schema)
