@@ -110,6 +110,11 @@ class EaiTask:
     graph_path: Path | None = field(default=None, repr=False, compare=False)
 
     @property
+    def instruction(self) -> str:
+        """The task's name, as EAI lists it (`Turn on light`)."""
+        return self.task_name
+
+    @property
     def scored(self) -> bool:
         """Whether EAI's evaluator scores this task (at most one distinct edge goal; see the module doc)."""
         return len(set(self.edge_goals)) <= 1
