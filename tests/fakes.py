@@ -25,20 +25,23 @@ CASSETTES = Path(__file__).resolve().parent / "cassettes"
 
 class ScriptedLLM:
     """Answers `complete` from a list (a text, or `(text, finish_reason)`), then `default` when the list is
-    spent (an error if there is none); remembers every request in `calls`."""
+    spent (an error if there is none), and `json` from the same list (JSON values); remembers every request in
+    `calls`."""
 
     def __init__(self, answers: Sequence[str | tuple[str, str]] = (), *, default: str | None = None,
-                 uri: str = "scripted", prompt_tokens: int = 100, completion_tokens: int = 10) -> None:
+                 uri: str = "scripted", prompt_tokens: int = 100, completion_tokens: int = 10,
+                 seconds: float = 0.0) -> None:
         self.answers = list(answers)
         self.default = default
         self.uri = uri
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
+        self.seconds = seconds
         self.calls: list[dict[str, Any]] = []
 
     @property
     def prompts(self) -> list[str]:
-        return [c["prompt"] for c in self.calls]
+        return [c["prompt"] for c in self.calls if "prompt" in c]
 
     def complete(self, prompt: str, **options: Any) -> Completion:
         self.calls.append({"prompt": prompt, **options})
@@ -49,10 +52,13 @@ class ScriptedLLM:
         else:
             raise AssertionError(f"ScriptedLLM has no answer left for call {len(self.calls)}")
         text, finish = answer if isinstance(answer, tuple) else (answer, "stop")
-        return Completion(text, finish, self.prompt_tokens, self.completion_tokens)
+        return Completion(text, finish, self.prompt_tokens, self.completion_tokens, seconds=self.seconds)
 
     def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
-        raise AssertionError("ScriptedLLM answers only complete()")
+        self.calls.append({"messages": messages, "schema": schema, **options})
+        if not self.answers:
+            raise AssertionError(f"ScriptedLLM has no answer left for call {len(self.calls)}")
+        return self.answers.pop(0)
 
     def count_tokens(self, text: str) -> int:
         return len(text) // 4
@@ -212,6 +218,11 @@ def _seq(s: str, i: int) -> tuple[object, int]:
         if i < len(s) and s[i] in "*+?":
             item = Rep(item, 1 if s[i] == "+" else 0, 1 if s[i] == "?" else None)
             i += 1
+        elif i < len(s) and s[i] == "{":  # {m,n} or {m,}
+            end = s.index("}", i)
+            low, _, high = s[i + 1:end].partition(",")
+            item = Rep(item, int(low), int(high) if high else None)
+            i = end + 1
         items.append(item)
         i = _skip(s, i)
     return Seq(tuple(items)), i
@@ -284,3 +295,47 @@ def accepts(grammar: str, text: str) -> bool:
     """Whether the GBNF `grammar` (the subset the project writes) accepts all of `text`."""
     rules = _parse_gbnf(grammar)
     return len(text) in _match(rules, Ref("root"), text, 0)
+
+
+class LlamaGrammarCheck:
+    """llama.cpp's grammar sampler over a GGUF's vocabulary (loaded vocab-only): does it compile, and does it
+    let a text through token by token and then end?"""
+
+    def __init__(self, model: Path) -> None:
+        import llama_cpp
+
+        self._llama_cpp = llama_cpp
+        self.llama = llama_cpp.Llama(model_path=str(model), vocab_only=True, verbose=False)
+        self.vocab = self.llama._model.vocab
+
+    def compiles(self, grammar: str) -> bool:
+        sampler = self._llama_cpp.llama_sampler_init_grammar(self.vocab, grammar.encode(), b"root")
+        if not sampler:
+            return False
+        self._llama_cpp.llama_sampler_free(sampler)
+        return True
+
+    def accepts(self, grammar: str, text: str) -> bool:
+        import ctypes
+
+        lc = self._llama_cpp
+        sampler = lc.llama_sampler_init_grammar(self.vocab, grammar.encode(), b"root")
+        assert sampler, "grammar does not compile"
+        one = (lc.llama_token_data * 1)()
+        array = lc.llama_token_data_array(data=ctypes.cast(one, lc.llama_token_data_p), size=1, selected=-1,
+                                          sorted=False)
+
+        def allowed(token: int) -> bool:
+            one[0].id, one[0].logit, one[0].p = token, 1.0, 0.0
+            array.size, array.selected = 1, -1
+            lc.llama_sampler_apply(sampler, ctypes.byref(array))
+            return one[0].logit != float("-inf")
+
+        try:
+            for token in self.llama.tokenize(text.encode(), add_bos=False, special=False):
+                if not allowed(token):
+                    return False
+                lc.llama_sampler_accept(sampler, token)
+            return allowed(self.llama.token_eos())
+        finally:
+            lc.llama_sampler_free(sampler)

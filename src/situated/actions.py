@@ -198,6 +198,25 @@ STREET_PRIMITIVES: tuple[Primitive, ...] = (
     _prim("stop", "stop here because you have reached the goal"),
 )
 
+# ProgPrompt's tabletop variant (the paper's real-robot experiments, §V-C): one primitive.
+TABLETOP_PRIMITIVES: tuple[Primitive, ...] = (
+    _prim("grab_and_putin", "Pick up the first object and put it into the second, a container.",
+          _needs("obj1", "GRABBABLE"), _needs("obj2", "CONTAINER")),
+)
+
+# Vocal Sandbox's seed skills (PROTOCOLS.md §3); taught behaviours, objects and motions join them.
+SANDBOX_PRIMITIVES: tuple[Primitive, ...] = (
+    _prim("go_home", "Move the arm back to its home pose above the table (compliant: the user may guide it)."),
+    _prim("goto", "Move the gripper above an object, a container or a taught location (compliant).",
+          Param("obj", doc="where to go")),
+    _prim("grasp", "Close the gripper on whatever is between the fingers (not compliant)."),
+    _prim("release", "Open the gripper and let go of what it holds (not compliant)."),
+    _prim("pickup", "Go to an object, grasp it and lift it (not compliant).",
+          Param("obj", doc="what to pick up", affords=("GRABBABLE",))),
+)
+
 PROGPROMPT_SPACE = ActionSpace(PROGPROMPT_PRIMITIVES)
+TABLETOP_SPACE = ActionSpace(TABLETOP_PRIMITIVES)
+SANDBOX_SPACE = ActionSpace(SANDBOX_PRIMITIVES)
 STREET_SPACE = ActionSpace(STREET_PRIMITIVES)
 VIRTUALHOME_SPACE = ActionSpace(PROGPROMPT_PRIMITIVES + VIRTUALHOME_EXTRA_PRIMITIVES)

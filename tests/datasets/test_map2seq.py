@@ -23,11 +23,11 @@ from situated.errors import DataError
 @pytest.mark.parametrize(
     ("file", "content", "problem"),
     [
-        ("nodes.txt", "A,0,40.0,-74.0\n", r"nodes.txt:1: expected"),
-        ("nodes.txt", "A,0,40.0,-74.0,unseen\nB,north,40.0,-74.0,unseen\n", r"nodes.txt:2: field yaw"),
-        ("links.txt", "A,0,B\nB,x,A\n", r"links.txt:2: field heading"),
-        ("links.txt", "A,0,B\nA,90,Q\n", r"links.txt:2: end_panoid Q is not in nodes.txt"),
-        ("links.txt", "A,0,B\nA,0,C\n", r"links.txt:2: second edge leaving A at heading 0"),
+        ("nodes.txt", "A,0,40.0,-74.0\n", r"nodes.txt: line 1: expected"),
+        ("nodes.txt", "A,0,40.0,-74.0,unseen\nB,north,40.0,-74.0,unseen\n", r"nodes.txt: line 2: field yaw"),
+        ("links.txt", "A,0,B\nB,x,A\n", r"links.txt: line 2: field heading"),
+        ("links.txt", "A,0,B\nA,90,Q\n", r"links.txt: line 2: field end_panoid: Q is not in nodes.txt"),
+        ("links.txt", "A,0,B\nA,0,C\n", r"links.txt: line 2: field heading: second edge leaving A at heading 0"),
     ],
 )
 def test_graph_loader_names_file_and_line(tmp_path: Path, file: str, content: str, problem: str) -> None:
@@ -45,15 +45,15 @@ def test_graph_loader_missing_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
-        ("{not json", "dev.json:2: not valid JSON"),
-        ('{"id": 9, "navigation_text": "x", "start_heading": 0}', "dev.json:2: field route_panoids"),
+        ("{not json", "dev.json: line 2, column 2: invalid JSON"),
+        ('{"id": 9, "navigation_text": "x", "start_heading": 0}', "dev.json: line 2: field route_panoids: missing"),
         (
             '{"id": 9, "route_panoids": ["A", "Q"], "navigation_text": "x", "start_heading": 0}',
-            r"\[1\] Q is not in",
+            r"route_panoids\[1\]: Q is not in",
         ),
         ('{"id": 9, "route_panoids": ["A", "C"], "navigation_text": "x", "start_heading": 0}', "not an edge"),
-        ('{"id": 9, "route_panoids": ["A", "B"], "navigation_text": "x"}', "missing field start_heading"),
-        ('{"route_panoids": ["A", "B"], "navigation_text": "x", "start_heading": 0}', "missing field id"),
+        ('{"id": 9, "route_panoids": ["A", "B"], "navigation_text": "x"}', "field start_heading: missing"),
+        ('{"route_panoids": ["A", "B"], "navigation_text": "x", "start_heading": 0}', "field id: missing"),
     ],
 )
 def test_instance_loader_names_line_and_field(tmp_path: Path, line: str, problem: str) -> None:

@@ -180,7 +180,7 @@ def test_initial_graph_lacking_the_scripts_objects_is_rejected(progprompt_data: 
 
 @pytest.mark.parametrize(("line", "expected"), [
     ('["watch tv"]', "line 3: expected one task object, got a list"),
-    ('{"watch tv": {"0: find tv": []}', "line 3: invalid JSON"),
+    ('{"watch tv": {"0: find tv": []}', "line 3, column 32: invalid JSON"),
     ('{"a": {}, "b": {}}', "line 3: expected exactly one task per line, got 2 keys"),
     ('{"watch tv": {"find tv": []}}', "line 3: task 'watch tv': step key 'find tv' is not '<k>: <step>'"),
     ('{"watch tv": {"0: find tv": "<char0> [find] <tv> (1)"}}', "line 3: step '0: find tv': expected a list"),
@@ -190,7 +190,7 @@ def test_malformed_task_line_names_file_line_and_field(tmp_path: Path, line: str
     good = '{"open window": {"0: find window": ["<char0> [find] <window> (5)"]}}'
     (tmp_path / "new_env").mkdir()
     (tmp_path / "new_env" / "env1_annotated.json").write_text(f"{good}\n{good}\n{line}\n", encoding="utf-8")
-    with pytest.raises(DataError, match=re.escape(f"new_env/env1_annotated.json {expected}")):
+    with pytest.raises(DataError, match=re.escape(f"new_env/env1_annotated.json: {expected}")):
         load_split(tmp_path, "env1")
 
 
@@ -202,7 +202,7 @@ def test_malformed_graph_names_file_line_and_field(progprompt_data: Path, tmp_pa
     graph["edges"].append({"from_id": 1, "relation_type": "CLOSE", "to_id": 999999})
     lines[2] = json.dumps(graph)
     finals.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    expected = r"final_states_env1.json line 3: edges\[\d+\]: to_id 999999 is not a node"
+    expected = r"final_states_env1.json: line 3: edges\[\d+\]: to_id 999999 is not a node"
     with pytest.raises(DataError, match=expected):
         load_split(root, "env1")
 
@@ -238,7 +238,7 @@ def test_malformed_plan_set(tmp_path: Path, content: str, expected: str) -> None
 
 def test_plan_directory_without_def_header(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("find('tv')\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"a.py line 1: expected a 'def <name>\(\):' header"):
+    with pytest.raises(DataError, match=r"a.py: line 1: expected a 'def <name>\(\):' header"):
         load_example_plans(tmp_path)
 
 

@@ -9,40 +9,44 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from ..actions import VIRTUALHOME_SPACE
-from ..envs.household import HouseholdEnv
-from ..errors import DataError
+from .. import files
 from ..eval.household import HOUSEHOLD_METRICS
 from ..eval.replay import replay_split
 from ..eval.report import replay_table
+from ..eval.scenes import open_scene
 from ..eval.summary import summarize
 from ..interpreter import Limits, interpret
-from ..program import parse, require_valid
+from ..program import require_valid
 from . import app
-from .render import TraceWriter, print_changes
+from .render import ForceOpt, TraceWriter, check_outputs, input_files, print_changes, scene_file
+from .tabletop_scene import SCENE_HELP, RenderOpt, save_render
 
 
 def read_plan(path: Path) -> bytes:
-    """The bytes of a plan file; DataError when it cannot be read."""
-    try:
-        return path.read_bytes()
-    except OSError as err:
-        raise DataError(f"{path}: cannot read plan ({err.strerror or err})") from None
+    """The bytes of a plan file (a regular file of at most 16 MiB: see `files.read_bytes`); DataError otherwise.
+    The parser decodes them, naming the line and column of a byte that is not UTF-8."""
+    return files.read_bytes(path, what="plan", limit=PLAN_LIMIT)
+
+
+PLAN_LIMIT = 16 << 20
 
 
 @app.command("run")
 def run_command(
     plan: Annotated[Path, typer.Argument(help="A plan program in ProgPrompt's Pythonic format.")],
-    scene: Annotated[Path, typer.Option("--scene", help="A VirtualHome-format scene graph (JSON).")],
+    scene: Annotated[Path, typer.Option("--scene", help=SCENE_HELP)],
     trace: Annotated[Path | None, typer.Option("--trace", help="Write the trace here as JSON lines.")] = None,
-    seed: Annotated[int, typer.Option(help="Seed for grounding ambiguous object names.")] = 0,
-    step_cap: Annotated[int, typer.Option(help="Attempted steps allowed per sub-goal.")] = 10,
+    seed: Annotated[int, typer.Option(help="Seed for grounding ambiguous object names (tabletop: the layout).")] = 0,
+    step_cap: Annotated[int, typer.Option(min=1, help="Attempted steps allowed per sub-goal (at least 1).")] = 10,
+    render: RenderOpt = None,
+    force: ForceOpt = False,
 ) -> None:
     """Run a plan program on a scene and show each step, its outcome and the state changes."""
-    program = parse(read_plan(plan), source=str(plan))
-    env = HouseholdEnv.from_file(scene, seed=seed)
-    require_valid(program, VIRTUALHOME_SPACE, env.object_names())
-    env.reset()
+    check_outputs([trace, render], input_files(plan, scene_file(scene)), force)
+    opened = open_scene(scene, seed=seed)
+    program = opened.read_program(read_plan(plan), str(plan))
+    require_valid(program, opened.space, opened.names)
+    env = opened.env
     console = Console(highlight=False)
     before = env.conditions()
     with TraceWriter(console, trace) as writer:
@@ -52,6 +56,7 @@ def run_command(
                   f"(Exec {result.exec_rate:.2f}); {len(after - before)} conditions became true, "
                   f"{len(before - after)} ended.")
     print_changes(console, before, after, ended=True)
+    save_render(opened, render, console)
 
 
 @app.command("replay")

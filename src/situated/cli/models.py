@@ -4,7 +4,9 @@ and the options every evaluation command shares to say where its episodes run (`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,6 +15,8 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from .. import files
+from ..errors import DataError
 from ..eval.executors import EXECUTORS, Executor, ModelSpec, choose_executor
 from ..llm import LLM, load
 
@@ -25,6 +29,38 @@ ExecutorOpt = Annotated[str, typer.Option(
 JobsOpt = Annotated[int, typer.Option("--jobs", help="Episodes at once (processes, threads, sequences or Ray CPUs).")]
 RayAddressOpt = Annotated[str | None, typer.Option(
     "--ray-address", help="Ray cluster to run on (else RAY_ADDRESS, else a local Ray instance).")]
+
+TIMEOUT_VARIABLE = "SITUATED_OPENAI_TIMEOUT"
+RETRIES_VARIABLE = "SITUATED_OPENAI_RETRIES"
+
+
+def server_limits(environ: Mapping[str, str]) -> dict[str, Any]:
+    """`timeout` (seconds per try, end to end) and `retries` for an OpenAI-compatible server, from the
+    environment variables SITUATED_OPENAI_TIMEOUT and SITUATED_OPENAI_RETRIES when set; DataError for a value
+    that is not a positive number of seconds or a count >= 0."""
+    limits: dict[str, Any] = {}
+    knobs = ((TIMEOUT_VARIABLE, "timeout", float, 1e-3, "seconds > 0"),
+             (RETRIES_VARIABLE, "retries", int, 0, "a count >= 0"))
+    for name, key, convert, least, wanted in knobs:
+        text = environ.get(name)
+        if text is None or not text.strip():
+            continue
+        try:
+            value = convert(text.strip()) if len(text) < 30 else None
+        except ValueError:
+            value = None
+        if value is None or not math.isfinite(value) or value < least:
+            raise DataError(f"environment variable {name}: expected {wanted}, got {text[:30]!r}")
+        limits[key] = value
+    return limits
+
+
+def check_cassette(cassette: Path | None, mode: str, inputs: Sequence[Path] = ()) -> None:
+    """A cassette that may be written (modes record and auto append to it, by design) must not be one of the
+    command's other files (`inputs`: its data, plans, outputs), a directory, a FIFO or a socket; DataError
+    otherwise. A replayed cassette is only read."""
+    if cassette is not None and mode != "replay":
+        files.check_output(cassette, inputs=inputs, appends=True)
 
 
 @contextmanager
@@ -58,8 +94,10 @@ def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "
             opts["progress"] = on_bytes
             if threads is not None:
                 opts["n_threads"] = threads
-        elif base_url is not None:
-            opts["base_url"] = base_url
+        else:
+            if base_url is not None:
+                opts["base_url"] = base_url
+            opts.update(server_limits(os.environ))
         with console.status(f"loading {uri}"):
             if cassette is not None:
                 from ..llm.cassette import wrap
@@ -74,7 +112,8 @@ def evaluation_model(uri: str, *, executor: str, jobs: int, ray_address: str | N
     """The executor for `--executor/--jobs/--ray-address` and how its workers open `uri`. Embedded weights are
     assembled here first (with a progress bar), so that workers on this machine only load them."""
     spec = ModelSpec(uri, base_url=base_url, threads=threads, cassette=str(cassette.resolve()) if cassette else None,
-                     cassette_mode=cassette_mode)
+                     cassette_mode=cassette_mode,
+                     server_limits=() if uri.startswith("llamacpp:") else tuple(server_limits(os.environ).items()))
     chosen, spec = choose_executor(executor, jobs, spec, ray_address=ray_address)
     if spec is not None and spec.loads_weights:
         from ..llm.models import REGISTRY, ensure_model

@@ -40,8 +40,9 @@ from ..eval.navigation import (
 from ..eval.report import draw_route, navigation_table
 from ..planners.nav_baselines import AGENTS, make_agent
 from . import app
-from .models import BaseUrlOpt, ExecutorOpt, JobsOpt, RayAddressOpt, evaluation_model, open_model
+from .models import BaseUrlOpt, ExecutorOpt, JobsOpt, RayAddressOpt, check_cassette, evaluation_model, open_model
 from .progress import episode_progress
+from .render import ForceOpt, check_counts, check_outputs, input_files
 
 navigate_app = typer.Typer(
     help="Street navigation (VELMA's Touchdown / Map2seq environment): run agents, draw routes.",
@@ -74,6 +75,11 @@ def _load(data: Path | None, split: str, dataset: str | None) -> NavDataset:
     if dataset is not None:
         _check_choice(dataset, DATASETS, "--dataset")
     return load_split(data, split, dataset)
+
+
+def _data_files(data: Path | None) -> list[Path]:
+    """The folders whose files a command over `data` reads (never to be overwritten by an output)."""
+    return [] if data is None else [data, data / "graph", data / "data"]
 
 
 def _agent_label(agent: str, seed: int, model: str | None) -> str:
@@ -149,6 +155,7 @@ def navigate(
     _check_choice(agent, AGENTS, "--agent")
     if limit is not None and limit < 1:
         raise SituatedError("--limit must be at least 1")
+    check_counts(("--threads", threads, 1), ("--jobs", jobs, 1))
     loaded = _load(data, split, dataset)
     assert data is not None
     seen = VisibilitySpec(landmarks, file=_text(landmarks_file), panoramas=_text(panoramas), stats=_text(clip_stats),
@@ -157,6 +164,8 @@ def navigate(
     if (agent == "llm" or extract_landmarks) and not model:
         who = "the llm agent needs" if agent == "llm" else "--extract-landmarks needs"
         raise SituatedError(f"{who} a model: --model URI (e.g. llamacpp:qwen2.5-coder-1.5b)")
+    if model and (agent == "llm" or extract_landmarks):
+        check_cassette(cassette, cassette_mode, input_files(*_data_files(data), landmarks_file, examples_data))
     if extract_landmarks and model:
         from ..planners.landmarks import LandmarkExtractor, with_landmarks
 
@@ -207,17 +216,20 @@ def _find(loaded: NavDataset, instance_id: str) -> NavInstance:
 @navigate_app.command("show")
 def show(
     instance_id: Annotated[str, typer.Argument(help="Instance id (Map2seq id / Touchdown route_id).")],
-    out: Annotated[Path, typer.Option("--out", help="Image to write (PNG, SVG or PDF).")],
+    out: Annotated[Path, typer.Option("--out", help="Image to write (PNG, SVG or PDF; no suffix: PNG).")],
     data: DataOpt = None,
     split: SplitOpt = "dev",
     agent: AgentOpt = "forward",
     dataset: DatasetOpt = None,
     seed: SeedOpt = 0,
+    force: ForceOpt = False,
 ) -> None:
     """Draw the gold route and an agent's path over the street graph."""
     _check_choice(agent, AGENTS, "--agent")
     loaded = _load(data, split, dataset)
     instance = _find(loaded, instance_id)
+    out = out if out.suffix else out.with_name(out.name + ".png")  # as draw_route names it
+    check_outputs([out], input_files(*_data_files(data)), force)
     if agent == "llm":
         raise SituatedError("navigate show draws the gold, forward or random agent (an LLM episode: use --out "
                             "with navigate and a report)")
@@ -252,6 +264,7 @@ def landmarks_command(
 
     if limit is not None and limit < 1:
         raise SituatedError("--limit must be at least 1")
+    check_counts(("--threads", threads, 1))
     loaded = _load(data, split, dataset)
     source = reference or (default_landmarks_file(data, loaded.name) if data is not None else None)
     if source is None:
@@ -260,6 +273,7 @@ def landmarks_command(
     instances = [i for i in loaded.instances if i.id in gold][:limit]
     if not instances:
         raise SituatedError(f"no instance of {loaded.name} {split} has landmarks in {source}")
+    check_cassette(cassette, cassette_mode, input_files(*_data_files(data), source))
     extractor = LandmarkExtractor(open_model(
         model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url))
     pairs = []

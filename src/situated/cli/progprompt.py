@@ -21,12 +21,32 @@ from ..planners.factory import household_planner_factory
 from ..planners.feedback import DEFAULT_REPAIRS
 from ..program import format_program
 from . import app
-from .models import BaseUrlOpt, ExecutorOpt, JobsOpt, RayAddressOpt, ThreadsOpt, evaluation_model, open_model
+from .models import (
+    BaseUrlOpt,
+    ExecutorOpt,
+    JobsOpt,
+    RayAddressOpt,
+    ThreadsOpt,
+    check_cassette,
+    evaluation_model,
+    open_model,
+)
 from .progress import episode_progress
-from .render import TraceWriter, print_changes
+from .render import (
+    ForceOpt,
+    TraceWriter,
+    check_counts,
+    check_outputs,
+    input_files,
+    print_changes,
+    scene_file,
+)
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 DEFAULT_EXAMPLES_DIR = Path("examples/plans")
+SHOWN_PROBLEMS = 20
+"""Dropped lines listed after a plan (a model can write thousands of bad lines)."""
+CASSETTE_HELP = "Record/replay LLM calls in this JSON-lines file (record and auto append to it)."
 REPAIRS_HELP = ("Grounded decoding: rewrite the plan up to N times from an action a private copy of the scene "
                 "rejects (0: the paper's open-loop decoding).")
 
@@ -58,27 +78,45 @@ def _examples_path(path: Path | None, data_dir: Path | None = None) -> Path:
 @app.command("plan")
 def plan_command(
     task: Annotated[str, typer.Argument(help="The task, e.g. \"microwave salmon\".")],
-    scene: Annotated[Path, typer.Option("--scene", help="A VirtualHome-format scene graph (JSON).")],
+    scene: Annotated[Path, typer.Option("--scene", help="A VirtualHome-format scene graph (JSON), or "
+                                        "tabletop:NAME|FILE for a tabletop scene (gift_bag, fruit_bowl, sorting).")],
     model: Annotated[str, typer.Option("--model", help="Model URI.")] = DEFAULT_MODEL,
     base_url: BaseUrlOpt = None,
     threads: ThreadsOpt = None,
     tasks: Annotated[Path | None, typer.Option("--tasks", help="Tasks file with goal conditions.")] = None,
     examples_file: Annotated[Path | None, typer.Option(
         "--examples-file", help="Example plans (JSON plan set or folder).")] = None,
-    examples: Annotated[int, typer.Option("--examples", help="Number of example plans in the prompt.")] = 3,
+    examples: Annotated[int, typer.Option("--examples", min=0, help="Number of example plans in the prompt.")] = 3,
     ablation: Annotated[str, typer.Option(help="full, no-comments, no-feedback or neither.")] = "full",
     no_grammar: Annotated[bool, typer.Option("--no-grammar", help="Decode without the grammar.")] = False,
     assert_check: Annotated[str, typer.Option("--assert-check", help="symbolic or llm.")] = "symbolic",
-    replan: Annotated[int, typer.Option(help="Replan up to N times after a failed action.")] = 0,
-    repairs: Annotated[int, typer.Option(help=REPAIRS_HELP)] = DEFAULT_REPAIRS,
-    cassette: Annotated[Path | None, typer.Option(help="Record/replay LLM calls in this file.")] = None,
+    replan: Annotated[int, typer.Option(min=0, help="Replan up to N times after a failed action.")] = 0,
+    repairs: Annotated[int, typer.Option(min=0, help=REPAIRS_HELP)] = DEFAULT_REPAIRS,
+    cassette: Annotated[Path | None, typer.Option(help=CASSETTE_HELP)] = None,
     cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "auto",
     seed: Annotated[int, typer.Option(help="Seed for grounding and example sampling.")] = 0,
     trace: Annotated[Path | None, typer.Option("--trace", help="Write the trace here as JSON lines.")] = None,
+    render: Annotated[Path | None, typer.Option("--render", help="Tabletop: save the camera's final image (PNG).")
+                      ] = None,
+    force: ForceOpt = False,
 ) -> None:
     """Write a plan for TASK with an LLM, run it on the scene and show which goal conditions hold."""
     from ..datasets.task_goals import goals_for
 
+    check_counts(("--threads", threads, 1))
+    inputs = input_files(scene_file(scene), tasks, examples_file)
+    check_outputs([trace, render], [*inputs, *input_files(cassette)], force)
+    check_cassette(cassette, cassette_mode, [*inputs, *(p for p in (trace, render) if p is not None)])
+
+    if str(scene).startswith("tabletop:"):  # the tabletop variant (cli/tabletop_scene.py)
+        from .tabletop_scene import plan_on_tabletop
+
+        return plan_on_tabletop(task, str(scene), model=model, base_url=base_url, threads=threads, tasks=tasks,
+                                examples_file=examples_file, examples=examples, grammar=not no_grammar,
+                                comments=ablation in ("full", "no-feedback"), replan=replan, cassette=cassette,
+                                cassette_mode=cassette_mode, seed=seed, trace=trace, render=render)
+    if render is not None:
+        raise SituatedError(f"--render {render}: only a tabletop scene has a camera (use --scene tabletop:...)")
     console = Console(highlight=False)
     goals = goals_for(tasks, task) if tasks is not None else None
     env = HouseholdEnv.from_file(scene, seed=seed)
@@ -94,9 +132,11 @@ def plan_command(
     result = done.plans[0]
     console.print(f"[bold]plan[/bold] ({result.tokens} tokens, {result.seconds:.1f} s)")
     console.print(escape(format_program(result.program)), highlight=False)
-    for problem in result.problems:
+    for problem in result.problems[:SHOWN_PROBLEMS]:
         console.print(f"[yellow]dropped: {escape(problem)}[/yellow]")
-    for rejected in result.rejected:
+    if len(result.problems) > SHOWN_PROBLEMS:
+        console.print(f"[yellow]dropped: {len(result.problems) - SHOWN_PROBLEMS} more lines[/yellow]")
+    for rejected in result.rejected[:SHOWN_PROBLEMS]:
         console.print(f"[yellow]rewritten from {escape(rejected)}[/yellow]")
     with TraceWriter(console, trace) as writer:
         for event in done.trace:
@@ -150,6 +190,8 @@ def eval_progprompt(
         raise SituatedError("--replan needs ProgPrompt (LangPrompt plans are not programs)")
     if limit is not None and limit < 1:
         raise SituatedError(f"--limit must be >= 1, got {limit}")
+    check_counts(("--runs", runs, 1), ("--examples", examples, 0), ("--replan", replan, 0),
+                 ("--repairs", repairs, 0), ("--jobs", jobs, 1), ("--threads", threads, 1))
     repairs = 0 if langprompt else repairs  # LangPrompt is the paper's open-loop baseline
     all_tasks = load_split(data, split, initial_graph=initial_graph)
     tasks = all_tasks[:limit] if limit is not None else all_tasks
@@ -163,6 +205,8 @@ def eval_progprompt(
         ablation=ablation, examples=examples, example_plans=fingerprint(plans), grammar=not no_grammar,
         split=split, data=str(data.resolve()), initial_graph=str(initial_graph.resolve()) if initial_graph else None,
         repairs=repairs, assert_check=assert_check)
+    check_cassette(cassette, cassette_mode, input_files(initial_graph, examples_path, *(data / d for d in (
+        "new_env", "final_states", split))))
     err = Console(stderr=True)
     runner, spec = evaluation_model(model, executor=executor, jobs=jobs, ray_address=ray_address, cassette=cassette,
                                     cassette_mode=cassette_mode, threads=threads, base_url=base_url, console=err)

@@ -1,18 +1,65 @@
-"""Rendering of traces and state changes for the terminal (rich)."""
+"""Rendering of traces and state changes for the terminal (rich), and the checks commands make of their outputs
+(`check_outputs`, `--force`) and count options (`check_counts`) before doing any work."""
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Set
+from collections.abc import Iterable, Set
 from pathlib import Path
-from typing import IO
+from typing import IO, Annotated
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 
-from ..errors import DataError
+from .. import files
+from ..errors import DataError, SituatedError
 from ..trace import CheckEvent, Event, ObservationEvent, SkipEvent, StepEvent, StopEvent, SubgoalEvent
+
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite output files that exist (an input never).")]
+TABLETOP = "tabletop:"
+
+
+def scene_file(scene: str | Path | None) -> Path | None:
+    """The file a `--scene` value reads (a graph, or `tabletop:FILE`), or None for a built-in scene."""
+    if scene is None:
+        return None
+    text = str(scene)
+    return Path(text[len(TABLETOP):]) if text.startswith(TABLETOP) else Path(text)
+
+
+def input_files(*paths: Path | None) -> list[Path]:
+    """The existing input files among `paths` (None left out; a folder stands for the files directly in it)."""
+    found: list[Path] = []
+    for path in paths:
+        if path is None or not path.exists():
+            continue
+        found.append(path)
+        if path.is_dir():
+            with contextlib.suppress(OSError):
+                found.extend(p for p in sorted(path.iterdir()) if p.is_file())
+    return found
+
+
+def check_outputs(outputs: Iterable[Path | None], inputs: Iterable[Path], force: bool) -> None:
+    """Each output (None skipped) checked with `files.check_output` before any work is done: never one of the
+    command's `inputs` nor another output, not a directory, FIFO or socket, an existing file only with
+    `--force`; missing parent folders are created. One-line DataError otherwise."""
+    wanted = [p for p in outputs if p is not None]
+    sources = list(inputs)
+    for k, out in enumerate(wanted):
+        if any(out.resolve() == other.resolve() for other in wanted[:k]):
+            raise DataError(f"{out}: named for two outputs; give each its own file")
+        files.check_output(out, inputs=sources, force=force)
+
+
+def check_counts(*checks: tuple[str, int | None, int]) -> None:
+    """`(option, value, least)` each: SituatedError `--runs must be >= 1, got 0` for a value below its least
+    (None: the option was not given)."""
+    for option, value, least in checks:
+        if value is not None and value < least:
+            raise SituatedError(f"{option} must be >= {least}, got {value}")
 
 
 def event_line(event: Event) -> str:
@@ -38,7 +85,8 @@ def event_line(event: Event) -> str:
 
 
 class TraceWriter:
-    """Prints events as they happen and writes them to a JSON-lines file when one is given."""
+    """Prints events as they happen and writes them to a JSON-lines file when one is given (check it first with
+    `check_outputs`: the file is truncated here)."""
 
     def __init__(self, console: Console, path: Path | None) -> None:
         self.console = console

@@ -8,12 +8,12 @@ holds `{"init_graph": ..., "final_graph": ...}` in VirtualHome's graph format.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import files
 from ..envs.household.script import ScriptStep, parse_script
 from ..errors import DataError
 
@@ -33,15 +33,9 @@ class EaiProgram:
     graph_path: Path
 
     def graphs(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.graph_path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise DataError(f"{self.graph_path}: cannot read ({exc.strerror})") from None
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{self.graph_path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+        data = files.read_json(self.graph_path, what="graphs file")
         for key in ("init_graph", "final_graph"):
-            if not isinstance(data, dict) or key not in data:
-                raise DataError(f"{self.graph_path}: missing field {key!r}")
+            files.field(data, key, dict[str, Any], str(self.graph_path))
         return data
 
     def init_graph(self) -> dict[str, Any]:
@@ -85,10 +79,7 @@ def _graph_path(root: Path, program: Path) -> Path:
 
 def read_eai_program(root: Path, scene: str, program: Path) -> EaiProgram:
     """Parse one program file (ParseError naming file and line for a bad script line)."""
-    try:
-        text = program.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"{program}: cannot read ({exc.strerror})") from None
+    text = files.read_text(program, what="program file")
     all_lines = text.splitlines()
     lines = tuple(line.strip() for line in all_lines if line.strip().startswith("["))
     steps = tuple(parse_script(all_lines, source=str(program)))

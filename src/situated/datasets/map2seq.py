@@ -8,15 +8,18 @@ Landmark lists (Map2seq) come from the VELMA landmarks file `{"instances": {id: 
 from __future__ import annotations
 
 import itertools
-import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from .. import files
 from ..envs.streets.env import DATASETS, NavInstance
 from ..envs.streets.graph import StreetGraph, load_graph
 from ..envs.streets.landmarks import filter_landmarks
 from ..errors import DataError
+from ..files import at, field_path
 
 
 @dataclass(frozen=True)
@@ -38,14 +41,15 @@ def detect_dataset(directory: str | Path) -> str:
             return dataset
     data = path / "data"
     for file in sorted(data.glob("*.json")) if data.is_dir() else []:
-        with file.open(encoding="utf-8") as handle:
-            first = handle.readline()
+        lines = files.read_json_lines(file, what="instance file")
         try:
-            record = json.loads(first)
-        except json.JSONDecodeError:
+            first = next(lines, (0, None))[1]
+        except DataError:
             continue
-        if isinstance(record, dict):
-            return "touchdown" if "route_id" in record else "map2seq"
+        finally:
+            lines.close()
+        if isinstance(first, dict):
+            return "touchdown" if "route_id" in first else "map2seq"
     raise DataError(
         f"{path}: cannot tell whether this is map2seq or touchdown data; pass the dataset explicitly"
     )
@@ -54,51 +58,35 @@ def detect_dataset(directory: str | Path) -> str:
 def load_landmarks(path: str | Path) -> dict[str, tuple[str, ...]]:
     """Instance id → filtered landmark names from a VELMA landmarks file."""
     file = Path(path)
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise DataError(f"cannot read landmarks file {file}: {err.strerror or err}") from None
-    except json.JSONDecodeError as err:
-        raise DataError(f"{file}:{err.lineno}: not valid JSON ({err.msg})") from None
-    instances = data.get("instances") if isinstance(data, dict) else None
-    if not isinstance(instances, dict):
-        raise DataError(f"{file}: field instances must be an object of id → entry")
+    data = files.read_json(file, what="landmarks file")
+    instances = files.field(data, "instances", dict[str, dict[str, Any]], str(file))
     landmarks: dict[str, tuple[str, ...]] = {}
     for key, entry in instances.items():
-        items = entry.get("unfiltered") if isinstance(entry, dict) else None
-        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            raise DataError(f"{file}: instances.{key}.unfiltered must be a list of strings")
-        landmarks[str(key)] = filter_landmarks(items)
+        name = field_path(field_path("instances", key), "unfiltered")
+        if "unfiltered" not in entry:
+            raise DataError(f"{at(str(file), field=name)}: missing")
+        landmarks[str(key)] = filter_landmarks(files.check_type(entry["unfiltered"], list[str], str(file), name=name))
     return landmarks
 
 
 def _instance(
     record: object, dataset: str, graph: StreetGraph, landmarks: Mapping[str, tuple[str, ...]], where: str
 ) -> NavInstance:
-    if not isinstance(record, dict):
-        raise DataError(f"{where}: expected a JSON object")
+    files.check_type(record, dict, where)
     id_field = "route_id" if dataset == "touchdown" else "id"
-    raw_id = record.get(id_field, record.get("id"))
-    if raw_id is None:
-        raise DataError(f"{where}: missing field {id_field}")
-    route = record.get("route_panoids")
-    if not isinstance(route, list) or not route or not all(isinstance(p, str) for p in route):
-        raise DataError(f"{where}: field route_panoids must be a non-empty list of panorama ids")
-    text = record.get("navigation_text")
-    if not isinstance(text, str):
-        raise DataError(f"{where}: field navigation_text must be a string")
-    try:
-        heading = float(record["start_heading"])
-    except KeyError:
-        raise DataError(f"{where}: missing field start_heading") from None
-    except (TypeError, ValueError):
-        raise DataError(f"{where}: field start_heading is not a number") from None
+    raw_id = files.field(record, id_field if id_field in record else "id", int | str, where)
+    route = files.field(record, "route_panoids", list[str], where)
+    if not route:
+        raise DataError(f"{at(where, field='route_panoids')}: expected a non-empty list of panorama ids")
+    text = files.field(record, "navigation_text", str, where)
+    heading = _heading(files.field(record, "start_heading", float | str, where), where)
     for index, panoid in enumerate(route):
         if panoid not in graph:
-            raise DataError(f"{where}: route_panoids[{index}] {panoid} is not in the graph")
+            raise DataError(f"{at(where, field=f'route_panoids[{index}]')}: {panoid} is not in the graph")
     for index, (here, there) in enumerate(itertools.pairwise(route)):
         if graph.heading_to(here, there) is None:
-            raise DataError(f"{where}: route_panoids[{index}] -> [{index + 1}] is not an edge of the graph")
+            raise DataError(f"{at(where, field=f'route_panoids[{index}]')}: {here} -> {there} (route_panoids"
+                            f"[{index + 1}]) is not an edge of the graph")
     return NavInstance(
         id=str(raw_id),
         dataset=dataset,
@@ -116,21 +104,27 @@ def load_instances(
     if dataset not in DATASETS:
         raise DataError(f"unknown dataset {dataset!r}; expected one of {', '.join(DATASETS)}")
     file = Path(path)
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except OSError as err:
-        raise DataError(f"cannot read instance file {file}: {err.strerror or err}") from None
     instances: list[NavInstance] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{file}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataError(f"{where}: not valid JSON ({err.msg})") from None
-        instances.append(_instance(record, dataset, graph, landmarks or {}, where))
+    for number, record in files.read_json_lines(file, what="instance file"):
+        instances.append(_instance(record, dataset, graph, landmarks or {}, at(str(file), number)))
+    if not instances:
+        raise DataError(f"{file}: no instances (the split is empty)")
     return instances
+
+
+def _heading(value: float | str, where: str) -> float:
+    """A start heading: a finite number, or text holding one (some releases write numbers as strings)."""
+    if isinstance(value, str):
+        try:
+            number = float(value) if len(value) <= 40 else math.nan
+        except ValueError:
+            raise DataError(f"{at(where, field='start_heading')}: not a number: {value[:40]!r}") from None
+    else:
+        number = float(value)
+    if not math.isfinite(number):
+        raise DataError(f"{at(where, field='start_heading')}: expected a finite number of degrees, got "
+                        f"{value if isinstance(value, float) else repr(value[:40])}")
+    return number
 
 
 def default_landmarks_file(directory: str | Path, dataset: str) -> Path | None:

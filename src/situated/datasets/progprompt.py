@@ -27,20 +27,22 @@ DataError that says so; `load_split(..., final_states=False)` still loads its ta
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from situated import files
+from situated.envs.household.graph import check_node
 from situated.errors import DataError
+from situated.files import at
 
 SPLITS = ("env1", "env2", "train", "test_seen", "test_unseen", "test_unseen_ambiguous_goals")
 _NEW_ENV_SPLITS = ("env1", "env2")
 
 _STEP_KEY = re.compile(r"(\d+):\s?(.*)", re.DOTALL)
-_SCRIPT_LINE = re.compile(r"<char\d+> \[(\w+)\]((?: <[^<>]+> \(\d+\))*)")
-_SCRIPT_OBJECT = re.compile(r"<([^<>]+)> \((\d+)\)")
+_SCRIPT_LINE = re.compile(r"<char\d{1,9}> \[(\w+)\]((?: <[^<>]+> \(\d{1,18}\))*)")  # ids fit in 64 bits
+_SCRIPT_OBJECT = re.compile(r"<([^<>]+)> \((\d{1,18})\)")
 _DEF_LINE = re.compile(r"def\s+(\w+)\s*\(\s*\)\s*:")
 _HOLDS = ("HOLDS_RH", "HOLDS_LH")
 _CHARACTER_ID = 1
@@ -87,13 +89,13 @@ def load_split(data_dir: Path, split: str, *, initial_graph: Path | None = None,
     data_dir = Path(data_dir)
     if not data_dir.is_dir():
         raise DataError(f"ProgPrompt data directory not found: {data_dir}")
-    files = _task_files(data_dir, split)
-    if not files:
+    task_files = _task_files(data_dir, split)
+    if not task_files:
         available = ", ".join(available_splits(data_dir)) or "none"
         raise DataError(f"split {split!r} not found in {data_dir}; available splits: {available}")
-    raw = [t for f in files for t in _read_tasks(f, data_dir)]
+    raw = [t for f in task_files for t in _read_tasks(f, data_dir)]
     if not raw:
-        raise DataError(f"{_show(files[0], data_dir)}: split {split!r} has no tasks")
+        raise DataError(f"{_show(task_files[0], data_dir)}: split {split!r} has no tasks")
 
     initials: list[dict | None] = [None] * len(raw)
     if initial_graph is not None:
@@ -101,12 +103,12 @@ def load_split(data_dir: Path, split: str, *, initial_graph: Path | None = None,
     elif split in _NEW_ENV_SPLITS:
         path = data_dir / "final_states" / f"initial_states_{split}.json"
         if path.is_file():
-            initials = list(_read_graphs(path, data_dir, len(raw), files[0]))
+            initials = list(_read_graphs(path, data_dir, len(raw), task_files[0]))
 
     finals: list[dict | None] = [None] * len(raw)
     final_path = data_dir / "final_states" / f"final_states_{split}.json"
     if final_states and final_path.is_file():
-        finals = list(_read_graphs(final_path, data_dir, len(raw), files[0]))
+        finals = list(_read_graphs(final_path, data_dir, len(raw), task_files[0]))
 
     tasks = [HouseholdTask(name, split, i, steps, script, init, final, source)
              for i, ((name, steps, script, source), init, final)
@@ -121,12 +123,9 @@ def load_example_plans(path: Path) -> dict[str, str]:
     path = Path(path)
     if path.is_dir():
         return _plans_from_directory(path)
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"example plans not found: {path}")
-    try:
-        plans = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: invalid JSON ({exc})") from None
+    plans = files.read_json(path, what="example plans")
     if not isinstance(plans, dict) or not plans:
         raise DataError(f"{path}: expected a non-empty object {{function_name: program text}}")
     for name, text in plans.items():
@@ -153,24 +152,15 @@ def _natural_key(path: Path) -> tuple:
 
 
 def _json_lines(path: Path, data_dir: Path | None) -> Iterator[tuple[int, object]]:
-    """(line number, value) of each non-blank line of a JSON-lines file."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{_show(path, data_dir)}: cannot read ({exc})") from None
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{_show(path, data_dir)} line {number}: invalid JSON ({exc.msg})") from None
+    """(line number, value) of each non-blank line of a JSON-lines file (read through `situated.files`)."""
+    return files.read_json_lines(path, what="JSON-lines file")
 
 
 def _read_tasks(path: Path, data_dir: Path) -> Iterator[tuple[str, tuple[str, ...], tuple[str, ...], str]]:
     """(name, steps, script, source) of each task line of one task file."""
     shown = _show(path, data_dir)
     for number, value in _json_lines(path, data_dir):
-        where = f"{shown} line {number}"
+        where = at(shown, number)
         if not isinstance(value, dict):
             raise DataError(f"{where}: expected one task object, got {_kind(value)}")
         if len(value) != 1:
@@ -203,7 +193,7 @@ def _read_tasks(path: Path, data_dir: Path) -> Iterator[tuple[str, tuple[str, ..
 
 def _read_graphs(path: Path, data_dir: Path, expected: int, task_file: Path) -> Iterator[dict]:
     shown = _show(path, data_dir)
-    graphs = [(n, _check_graph(g, f"{shown} line {n}")) for n, g in _json_lines(path, data_dir)]
+    graphs = [(n, _check_graph(g, at(shown, n))) for n, g in _json_lines(path, data_dir)]
     if len(graphs) != expected:
         raise DataError(f"{_show(path, data_dir)}: {len(graphs)} graphs for {expected} tasks "
                         f"(from {_show(task_file, data_dir)}...); one graph per task is expected")
@@ -212,22 +202,22 @@ def _read_graphs(path: Path, data_dir: Path, expected: int, task_file: Path) -> 
 
 def _read_single_graph(path: Path) -> dict:
     """One graph from a JSON file or a JSON-lines file with a single graph."""
-    if not path.is_file():
+    if not path.exists():
         raise DataError(f"initial graph not found: {path}")
+    text = files.read_text(path, what="initial graph")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path}: cannot read ({exc})") from None
-    try:
-        return _check_graph(json.loads(text), str(path))
-    except json.JSONDecodeError:
-        pass
-    graphs = list(_json_lines(path, None))
-    if len(graphs) != 1:
-        raise DataError(f"{path}: expected one graph (JSON, or JSON lines with one line), "
-                        f"got {len(graphs)} lines")
-    number, graph = graphs[0]
-    return _check_graph(graph, f"{path} line {number}")
+        graph = files.parse_json(text, str(path))
+    except DataError:
+        try:  # JSON lines? Then exactly one graph is wanted.
+            lines = [files.parse_json(line, str(path), line=n) for n, line in enumerate(text.split("\n"), 1)
+                     if line.strip()]
+        except DataError:
+            lines = []
+        if len(lines) < 2:
+            raise  # the error of the whole file says best what is wrong
+        raise DataError(f"{path}: expected one graph (JSON, or JSON lines with one line), got {len(lines)} "
+                        "lines") from None
+    return _check_graph(graph, str(path))
 
 
 def _check_graph(graph: object, where: str) -> dict:
@@ -239,18 +229,17 @@ def _check_graph(graph: object, where: str) -> dict:
         raise DataError(f"{where}: a graph needs lists 'nodes' and 'edges'")
     ids: set[int] = set()
     for i, node in enumerate(nodes):
-        if not isinstance(node, dict) or not isinstance(node.get("id"), int) \
-                or not isinstance(node.get("class_name"), str):
-            raise DataError(f"{where}: nodes[{i}]: needs an integer 'id' and a string 'class_name'")
+        check_node(node, i, where)
         if node["id"] in ids:
-            raise DataError(f"{where}: nodes[{i}]: duplicate id {node['id']}")
+            raise DataError(f"{at(where, field=f'nodes[{i}].id')}: duplicate id {node['id']}")
         ids.add(node["id"])
     for i, edge in enumerate(edges):
         if not isinstance(edge, dict) or not isinstance(edge.get("relation_type"), str):
             raise DataError(f"{where}: edges[{i}]: needs 'from_id', 'relation_type' and 'to_id'")
         for end in ("from_id", "to_id"):
-            if edge.get(end) not in ids:
-                raise DataError(f"{where}: edges[{i}]: {end} {edge.get(end)!r} is not a node id")
+            value = edge.get(end)
+            if type(value) is not int or value not in ids:
+                raise DataError(f"{where}: edges[{i}]: {end} {value!r:.40} is not a node id")
     return graph
 
 
@@ -311,7 +300,7 @@ def _misfit(task: HouseholdTask, graph: dict, *, effects: bool) -> str | None:
         return None
     found = _script_effects(task.script)
     for i, wanted in found.states.items():
-        missing = [s for s in wanted if s not in nodes[i].get("states", [])]
+        missing = [s for s in wanted if s not in (nodes[i].get("states") or ())]
         if missing:
             return f"{names[i]} ({i}) is not {missing[0]}"
     edges = {(e["from_id"], e["relation_type"], e["to_id"]) for e in graph["edges"]}
@@ -357,14 +346,11 @@ def _check_final_graphs(tasks: list[HouseholdTask], final_file: str) -> None:
 
 def _plans_from_directory(folder: Path) -> dict[str, str]:
     plans: dict[str, str] = {}
-    files = sorted(folder.glob("*.py"), key=_natural_key)
-    if not files:
+    plan_files = sorted(folder.glob("*.py"), key=_natural_key)
+    if not plan_files:
         raise DataError(f"{folder}: no .py plan files")
-    for path in files:
-        try:
-            text = path.read_text(encoding="utf-8").rstrip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DataError(f"{path}: cannot read ({exc})") from None
+    for path in plan_files:
+        text = files.read_text(path, what="example plan").rstrip()
         name = _check_def(text, None, str(path))
         if name in plans:
             raise DataError(f"{path}: plan {name!r} is defined twice in {folder}")
@@ -377,9 +363,9 @@ def _check_def(text: str, name: str | None, where: str) -> str:
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
     match = _DEF_LINE.match(first)
     if not match:
-        raise DataError(f"{where} line 1: expected a 'def <name>():' header, got {first[:60]!r}")
+        raise DataError(f"{where}: line 1: expected a 'def <name>():' header, got {first[:60]!r}")
     if name is not None and match.group(1) != name:
-        raise DataError(f"{where} line 1: header defines {match.group(1)!r}, not {name!r}")
+        raise DataError(f"{where}: line 1: header defines {match.group(1)!r}, not {name!r}")
     return match.group(1)
 
 

@@ -5,18 +5,15 @@ Conditions are class-level facts as the household metrics count them ("salmon IN
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from .. import files
 from ..errors import DataError
 
 
 def goals_for(path: Path, task: str) -> list[str] | None:
     """The goal conditions the file lists for `task` (case-insensitive match), or None when it has none."""
-    try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:
-        raise DataError(f"{path}: cannot read tasks ({str(exc)[:120]})") from None
+    rows = files.read_json(path, what="tasks file")
     if not isinstance(rows, list):
         raise DataError(f"{path}: expected a list of {{'task', 'goal'}} objects")
     for i, row in enumerate(rows):

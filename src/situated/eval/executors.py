@@ -97,6 +97,8 @@ class ModelSpec:
     cassette: str | None = None
     cassette_mode: str = "replay"
     sequences: int = 1
+    server_limits: tuple[tuple[str, float], ...] = ()
+    """A server model's `timeout`/`retries` (from SITUATED_OPENAI_TIMEOUT/_RETRIES where the command runs)."""
 
     @property
     def embedded(self) -> bool:
@@ -112,8 +114,10 @@ class ModelSpec:
         opts: dict[str, Any] = {}
         if self.embedded and self.threads is not None:
             opts["n_threads"] = self.threads
-        if not self.embedded and self.base_url is not None:
-            opts["base_url"] = self.base_url
+        if not self.embedded:
+            if self.base_url is not None:
+                opts["base_url"] = self.base_url
+            opts.update(self.server_limits)
         inner: LLM | str = self.uri
         if self.embedded and self.sequences > 1 and self.loads_weights:
             from ..llm.llamacpp_batched import BatchedLlamaCppLLM

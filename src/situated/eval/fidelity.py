@@ -12,13 +12,13 @@ step). The speedup reported is the execution one; load times are reported beside
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import files
 from ..envs.household.env import HouseholdEnv
 from ..envs.household.script import ScriptStep, parse_script
 from ..errors import DataError
@@ -107,19 +107,20 @@ def progprompt_cases(data_root: Path) -> Iterator[ProgramCase]:
     for env in (1, 2):
         tasks_path = data_root / "new_env" / f"env{env}_annotated.json"
         init_path = data_root / "final_states" / f"initial_states_env{env}.json"
-        try:
-            tasks = tasks_path.read_text(encoding="utf-8").splitlines()
-            inits = init_path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise DataError(f"{exc.filename}: cannot read ({exc.strerror})") from None
+        tasks = list(files.read_json_lines(tasks_path, what="task file"))
+        inits = list(files.read_json_lines(init_path, what="initial graphs file"))
         if len(tasks) != len(inits):
             raise DataError(f"{init_path}: {len(inits)} graphs for the {len(tasks)} tasks of {tasks_path}")
-        for k, (task_line, init_line) in enumerate(zip(tasks, inits, strict=True), 1):
-            task = json.loads(task_line)
+        for (number, task), (init_number, init) in zip(tasks, inits, strict=True):
+            where = files.at(str(tasks_path), number)
+            if not isinstance(task, dict) or len(task) != 1:
+                raise DataError(f"{where}: expected one task object {{name: {{step: [script lines]}}}}")
             name, subgoals = next(iter(task.items()))
+            files.check_type(subgoals, dict[str, list[str]], where, name=files.field_path("", name))
+            files.check_type(init, dict[str, Any], files.at(str(init_path), init_number))
             lines = [line for step_lines in subgoals.values() for line in step_lines]
-            steps = parse_script(lines, source=f"{tasks_path}:{k}")
-            yield ProgramCase(f"progprompt/env{env}/{name}", json.loads(init_line), tuple(steps))
+            steps = parse_script(lines, source=f"{tasks_path}:{number}")
+            yield ProgramCase(f"progprompt/env{env}/{name}", init, tuple(steps))
 
 
 def mutants(cases: list[ProgramCase]) -> list[ProgramCase]:

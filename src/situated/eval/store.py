@@ -20,10 +20,12 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import files
 from ..errors import DataError
 from .episode import Episode
 
@@ -32,14 +34,21 @@ RUN_FILE = "run.json"
 EPISODES_FILE = "episodes.jsonl"
 LOCK_FILE = ".lock"
 MAX_LINE_BYTES = 64 << 20
+MAX_RUN_FILE_BYTES = 16 << 20
 
 
 def _parse_line(raw: bytes, where: str) -> Episode:
+    """One record line through `files.parse_json` (UTF-8, bounded nesting and numbers, no NaN), then typed."""
     try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError) as err:
-        raise DataError(f"{where}: not a JSON episode record ({str(err)[:80]})") from None
+        data = files.parse_json(files.decode_text(raw, _RECORD), _RECORD)
+    except DataError as err:
+        detail = _LINE_ONE.sub(lambda m: f"column {m[1]}: " if m[1] else "", str(err).removeprefix(f"{_RECORD}: "))
+        raise DataError(f"{where}: not a JSON episode record ({detail[:160]})") from None
     return Episode.from_dict(data, where)
+
+
+_RECORD = "record"
+_LINE_ONE = re.compile(r"^line 1(?:, column (\d+))?: ")
 
 
 def _differences(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str]:
@@ -49,12 +58,9 @@ def _differences(ours: Mapping[str, Any], theirs: Mapping[str, Any]) -> list[str
 
 def _read_run_file(directory: Path) -> dict[str, Any] | None:
     path = directory / RUN_FILE
-    if not path.exists():
+    if not os.path.lexists(path):
         return None
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as err:
-        raise DataError(f"{path}: cannot read the run description ({str(err)[:80]})") from None
+    data = files.read_json(path, what="run description", limit=MAX_RUN_FILE_BYTES)
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("config"), dict):
         raise DataError(f"{path}: not a {FORMAT} run description")
     return data
@@ -73,17 +79,9 @@ def read_episodes(directory: Path) -> tuple[dict[str, Any], list[Episode]]:
 
 def _read_lines(path: Path) -> tuple[list[Episode], bytes]:
     """The episodes of complete lines and the bytes of a cut-off last line (b"" when the file ends cleanly)."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return [], b""
-    except OSError as err:
-        raise DataError(f"{path}: cannot read ({err.strerror or err})") from None
-    if not path.is_file():
-        raise DataError(f"{path}: not a regular file")
-    if size > 4 * 1024 * MAX_LINE_BYTES:
-        raise DataError(f"{path}: {size} bytes is too large for a results file")
-    data = path.read_bytes()
+    data = files.read_bytes(path, what="results file", limit=4 * MAX_LINE_BYTES)
     *complete, tail = data.split(b"\n")
     episodes: list[Episode] = []
     seen: dict[tuple[str, int], int] = {}
@@ -163,9 +161,9 @@ class ResultsStore:
             if episodes.exists() and episodes.stat().st_size > 0:
                 raise DataError(f"{episodes}: written without a {RUN_FILE} (an older situated?); "
                                 "use another --out")
-            _write_atomic(self.directory / RUN_FILE,
-                          json.dumps({"format": FORMAT, "system": self.system, "config": self.config},
-                                     indent=1, sort_keys=True) + "\n")
+            files.write_text_atomic(self.directory / RUN_FILE,
+                                    json.dumps({"format": FORMAT, "system": self.system, "config": self.config},
+                                               indent=1, sort_keys=True) + "\n")
             return
         if run.get("system") != self.system:
             raise DataError(f"{self.directory}: holds {run.get('system')} episodes, not {self.system}; "
@@ -187,13 +185,9 @@ class ResultsStore:
                 _append(path, b"\n")  # the write was whole; only its newline is missing
                 episodes.append(whole)
             else:
-                with path.open("r+b") as handle:  # an interrupted write: cut it off
-                    handle.truncate(path.stat().st_size - len(tail))
-                    handle.flush()
-                    os.fsync(handle.fileno())
+                _cut(path, len(tail))  # an interrupted write: cut it off
         elif tail:  # whitespace without a newline
-            with path.open("r+b") as handle:
-                handle.truncate(path.stat().st_size - len(tail))
+            _cut(path, len(tail))
         self._episodes = {e.key: e for e in episodes}
 
     # ------------------------------------------------------------------ reading and writing
@@ -243,21 +237,15 @@ def _append(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+def _cut(path: Path, length: int) -> None:
+    """Remove the last `length` bytes of `path` (a cut-off last line), then fsync."""
     try:
-        with tmp.open("w", encoding="utf-8") as handle:
-            handle.write(text)
+        with path.open("r+b") as handle:
+            handle.truncate(os.fstat(handle.fileno()).st_size - length)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
     except OSError as err:
-        raise DataError(f"{path}: cannot write ({err.strerror or err})") from None
+        raise DataError(f"{path}: cannot remove the cut-off last line ({err.strerror or err})") from None
 
 
 def fingerprint(value: Any) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json as jsonlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from situated.errors import BackendError
+from situated import files
+from situated.errors import BackendError, DataError
 
 FinishReason = Literal["stop", "length"]
 
@@ -30,36 +30,21 @@ class LLM(Protocol):
 
     uri: str
 
-    def complete(
-        self,
-        prompt: str,
-        *,
-        stop: Sequence[str] = (),
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        frequency_penalty: float = 0.0,
-        grammar: str | None = None,
-        seed: int = 0,
-    ) -> Completion: ...
+    def complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
+                 frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0) -> Completion: ...
 
-    def json(
-        self,
-        messages: list[dict],
-        schema: dict,
-        *,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Any: ...
+    def json(self, messages: list[dict], schema: dict, *, max_tokens: int = 512, temperature: float = 0.0,
+             seed: int = 0) -> Any: ...
 
     def count_tokens(self, text: str) -> int: ...
 
 
 def parse_json(text: str, schema: dict, where: str) -> Any:
-    """Parse `text` as JSON and check it against `schema`; BackendError saying what is wrong otherwise."""
+    """Parse `text` as JSON (with `files.parse_json`: bounded nesting and numbers, no NaN) and check it against
+    `schema`; BackendError saying what is wrong otherwise."""
     try:
-        value = jsonlib.loads(text)
-    except ValueError as exc:
+        value = files.parse_json(text, "answer")
+    except DataError as exc:
         raise BackendError(f"{where}: answer is not JSON ({exc}): {text[:120]!r}") from None
     problems = schema_problems(value, schema)
     if problems:

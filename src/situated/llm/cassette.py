@@ -10,6 +10,11 @@ temperature, frequency_penalty, grammar, schema, seed), so any change makes a ne
 
 The wrapped backend may be given as a URI: it is then loaded only when a call actually needs it, so a full
 replay needs neither weights nor a server.
+
+A cassette is read through `situated.files` (regular file, size limit, UTF-8, bounded JSON) and every record is
+type-checked (`key` a string, `request` an object whose `call` is known, `response` shaped as its call answers);
+a bad record is a `CassetteError` naming the file, line and field. Records are appended with O_APPEND and fsync,
+each on its own line even after an interrupted write.
 """
 
 from __future__ import annotations
@@ -22,42 +27,98 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from situated.errors import BackendError
+from situated import files
+from situated.errors import BackendError, DataError
 from situated.llm import load
 from situated.llm.base import LLM, Completion
 
 MODES = ("replay", "record", "auto")
+CALLS = ("complete", "json", "count_tokens")
+CASSETTE_LIMIT = 1024 * 1024 * 1024
+"""Largest cassette read (about 150,000 recorded completions); `Cassette(limit=...)` changes it."""
+_COMPLETION_FIELDS: dict[str, Any] = {
+    "text": str,
+    "finish_reason": str,
+    "prompt_tokens": int,
+    "completion_tokens": int,
+    "cached_tokens": int,
+    "seconds": float,
+}
+_REQUIRED = ("text", "finish_reason", "prompt_tokens", "completion_tokens")
+
+
+class CassetteError(DataError, BackendError):
+    """A malformed cassette: bad data (DataError) that stops the model backend (BackendError)."""
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _completion(value: Any, where: str) -> Completion:
+    """A recorded completion answer as a Completion; CassetteError naming the field that is wrong."""
+    try:
+        files.check_type(value, dict[str, Any], where, name="response")
+        unknown = sorted(set(value) - set(_COMPLETION_FIELDS))
+        if unknown:
+            raise DataError(f"{files.at(where, field=files.field_path('response', unknown[0]))}: unknown field")
+        for name, kind in _COMPLETION_FIELDS.items():
+            if name in value:
+                files.check_type(value[name], kind, where, name=f"response.{name}")
+            elif name in _REQUIRED:
+                raise DataError(f"{files.at(where, field=f'response.{name}')}: missing")
+    except DataError as exc:
+        raise CassetteError(str(exc)) from None
+    return Completion(**{**value, "seconds": float(value.get("seconds", 0.0))})
+
+
+def _check_response(call: str, value: Any, where: str) -> None:
+    """CassetteError unless `value` is shaped as an answer of `call`."""
+    if call == "complete":
+        _completion(value, where)
+    elif call == "count_tokens" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        raise CassetteError(f"{files.at(where, field='response')}: expected a token count, got {value!r:.40}")
 
 
 class Cassette:
     """The entries of one cassette file, keyed by request digest; appends on record."""
 
-    def __init__(self, path: str | Path, mode: str = "replay") -> None:
+    def __init__(self, path: str | Path, mode: str = "replay", *, limit: int = CASSETTE_LIMIT) -> None:
         if mode not in MODES:
             raise BackendError(f"cassette mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.path = Path(path)
         self.mode = mode
         self._entries: dict[str, Any] = {}
+        self._lines: dict[str, int] = {}
         self._lock = threading.Lock()
-        if self.path.exists():
-            self._read()
+        if self.path.exists() or self.path.is_symlink():
+            self._read(limit)
         elif mode == "replay":
             raise BackendError(f"cassette {self.path} does not exist; record it with mode 'record' or 'auto'")
 
-    def _read(self) -> None:
-        with self.path.open(encoding="utf-8") as fh:
-            for number, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    entry = json.loads(line)
-                    self._entries[entry["key"]] = entry["response"]
-                except (ValueError, KeyError, TypeError):
-                    raise BackendError(f"cassette {self.path}, line {number}: not a cassette entry") from None
+    def _read(self, limit: int) -> None:
+        try:
+            for number, entry in files.read_json_lines(self.path, what="file", limit=limit):
+                where = files.at(str(self.path), number)
+                if not isinstance(entry, dict):
+                    raise DataError(f"{where}: not a cassette entry (expected an object, got {type(entry).__name__})")
+                key = files.field(entry, "key", str, where)
+                request = files.field(entry, "request", dict[str, Any] | None, where, default=None)
+                if "response" not in entry:
+                    raise DataError(f"{files.at(where, field='response')}: missing")
+                if request is not None:
+                    call = files.check_type(request.get("call"), str, where, name="request.call")
+                    if call not in CALLS:
+                        raise DataError(f"{files.at(where, field='request.call')}: unknown call {call!r:.40}")
+                    _check_response(call, entry["response"], where)
+                self._entries[key] = entry["response"]
+                self._lines[key] = number
+        except DataError as exc:
+            raise CassetteError(f"cassette {exc}") from None
+
+    def where(self, key: str) -> str:
+        """`cassette PATH: line N` of the record answering `key` (no line when it was recorded in this run)."""
+        return files.at(f"cassette {self.path}", self._lines.get(key))
 
     @staticmethod
     def key(request: dict) -> str:
@@ -73,12 +134,23 @@ class Cassette:
         return len(self._entries)
 
     def put(self, key: str, request: dict, response: Any) -> None:
+        """Append one record (fsync'd, on its own line) and remember it."""
         line = json.dumps({"key": key, "request": request, "response": response}, ensure_ascii=False)
+        try:  # what is written must read back (no NaN, unpaired surrogates, 101-digit integers, deep nesting)
+            files.parse_json(line, "record")
+        except DataError as exc:
+            raise BackendError(f"cassette {self.path}: answer cannot be recorded: {exc}") from None
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(line + "\n")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise CassetteError(f"cassette {self.path}: cannot create its folder: {exc.strerror}") from None
+            try:
+                files.append_line(self.path, line)
+            except DataError as exc:
+                raise CassetteError(f"cassette {exc}") from None
             self._entries[key] = response
+            self._lines.pop(key, None)
 
 
 class CassetteLLM:
@@ -96,11 +168,12 @@ class CassetteLLM:
             self._inner = load(self.uri, **self._load_opts)
         return self._inner
 
-    def _call(self, request: dict, summary: str, run: Any) -> Any:
+    def _call(self, request: dict, summary: str, run: Any) -> tuple[Any, str]:
+        """(answer, key): from the cassette, or from the backend and then recorded."""
         request = {"uri": self.uri, **request}
         key = Cassette.key(request)
         if self.cassette.mode != "record" and key in self.cassette:
-            return self.cassette.get(key)
+            return self.cassette.get(key), key
         if self.cassette.mode == "replay":
             raise BackendError(
                 f"not in cassette {self.cassette.path}: {request['call']} for {self.uri}, prompt sha256 "
@@ -108,19 +181,10 @@ class CassetteLLM:
             )
         response = run()
         self.cassette.put(key, request, response)
-        return response
+        return response, key
 
-    def complete(
-        self,
-        prompt: str,
-        *,
-        stop: Sequence[str] = (),
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        frequency_penalty: float = 0.0,
-        grammar: str | None = None,
-        seed: int = 0,
-    ) -> Completion:
+    def complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
+                 frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0) -> Completion:
         params = {
             "stop": list(stop),
             "max_tokens": int(max_tokens),
@@ -133,18 +197,11 @@ class CassetteLLM:
         def run() -> dict:
             return asdict(self.inner.complete(prompt, **params))
 
-        data = self._call({"call": "complete", "prompt": prompt, **params}, prompt, run)
-        return Completion(**data)
+        data, key = self._call({"call": "complete", "prompt": prompt, **params}, prompt, run)
+        return _completion(data, self.cassette.where(key))
 
-    def json(
-        self,
-        messages: list[dict],
-        schema: dict,
-        *,
-        max_tokens: int = 512,
-        temperature: float = 0.0,
-        seed: int = 0,
-    ) -> Any:
+    def json(self, messages: list[dict], schema: dict, *, max_tokens: int = 512, temperature: float = 0.0,
+             seed: int = 0) -> Any:
         params = {"max_tokens": int(max_tokens), "temperature": float(temperature), "seed": int(seed)}
 
         def run() -> Any:
@@ -152,12 +209,12 @@ class CassetteLLM:
 
         request = {"call": "json", "messages": messages, "schema": schema, **params}
         summary = json.dumps(messages, ensure_ascii=False)
-        return self._call(request, summary, run)
+        return self._call(request, summary, run)[0]
 
     def count_tokens(self, text: str) -> int:
-        return int(
-            self._call({"call": "count_tokens", "text": text}, text, lambda: self.inner.count_tokens(text))
-        )
+        count, key = self._call({"call": "count_tokens", "text": text}, text, lambda: self.inner.count_tokens(text))
+        _check_response("count_tokens", count, self.cassette.where(key))
+        return int(count)
 
 
 def wrap(llm: LLM | str, cassette_path: str | Path, mode: str = "replay", **load_opts: Any) -> LLM:

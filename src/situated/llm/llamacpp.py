@@ -227,17 +227,8 @@ class LlamaCppLLM:
     def count_tokens(self, text: str) -> int:
         return len(self._engine.llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
-    def complete(
-        self,
-        prompt: str,
-        *,
-        stop: Sequence[str] = (),
-        max_tokens: int = 256,
-        temperature: float = 0.0,
-        frequency_penalty: float = 0.0,
-        grammar: str | None = None,
-        seed: int = 0,
-    ) -> Completion:
+    def complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
+                 frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0) -> Completion:
         start = time.perf_counter()
         engine = self._engine
         llama = engine.llama

@@ -19,7 +19,8 @@ from types import MappingProxyType
 
 import platformdirs
 
-from situated.errors import BackendError
+from situated import files
+from situated.errors import BackendError, DataError
 
 Progress = Callable[[int, int], None]
 """Called as `progress(bytes_done, bytes_total)` while a model is assembled."""
@@ -182,11 +183,11 @@ def _is_verified(target: Path, model: EmbeddedModel) -> bool:
     if stat.st_size != model.size:
         return False
     try:
-        record = json.loads(_sidecar(target).read_text(encoding="utf-8"))
+        record = files.read_json(_sidecar(target), what="checksum sidecar", limit=4096)
         if record == {"sha256": model.sha256, "size": model.size, "mtime_ns": stat.st_mtime_ns}:
             return True
-    except (OSError, ValueError):
-        pass
+    except DataError:
+        pass  # a missing or damaged sidecar: hash the weights again
     if _sha256_of(target) != model.sha256:
         return False
     _write_sidecar(target, model)
@@ -195,9 +196,7 @@ def _is_verified(target: Path, model: EmbeddedModel) -> bool:
 
 def _write_sidecar(target: Path, model: EmbeddedModel) -> None:
     record = {"sha256": model.sha256, "size": model.size, "mtime_ns": target.stat().st_mtime_ns}
-    tmp = target.with_name(f".{target.name}.sha256.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record) + "\n", encoding="utf-8")
-    os.replace(tmp, _sidecar(target))
+    files.write_text_atomic(_sidecar(target), json.dumps(record) + "\n")
 
 
 def _install_hint(model: EmbeddedModel, part: Part, force: bool = False) -> str:

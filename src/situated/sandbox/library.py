@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from .. import files
 from ..errors import DataError
 from . import library_schema as schema
 
@@ -831,35 +832,9 @@ def _write_atomically(target: Path, data: bytes, overwrite: bool) -> None:
 
 
 def _read_json(file: Path) -> Any:
-    """A guarded read: a regular file of at most MAX_IMPORT_BYTES of UTF-8 JSON, no duplicate keys, no NaN."""
-
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        keys = [k for k, _ in pairs]
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"duplicate key {next(k for k in keys if keys.count(k) > 1)!r}")
-        return dict(pairs)
-
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not a JSON number")
-
-    try:
-        if not file.is_file():
-            raise DataError(f"{file}: not a regular file")
-        size = file.stat().st_size
-        if size > MAX_IMPORT_BYTES:
-            raise DataError(f"{file}: {size} bytes, more than {MAX_IMPORT_BYTES}")
-        text = file.read_bytes().decode("utf-8")
-        return json.loads(text, object_pairs_hook=no_duplicates, parse_constant=no_constant)
-    except OSError as err:
-        raise DataError(f"{file}: cannot read ({err.strerror or err})") from None
-    except UnicodeDecodeError as err:
-        raise DataError(f"{file}: not UTF-8 (byte {err.start})") from None
-    except json.JSONDecodeError as err:
-        raise DataError(f"{file}:{err.lineno}: not valid JSON ({err.msg})") from None
-    except ValueError as err:
-        raise DataError(f"{file}: not valid JSON ({err})") from None
-    except RecursionError:
-        raise DataError(f"{file}: JSON nested too deeply") from None
+    """A guarded read (`situated.files`): a regular file of at most MAX_IMPORT_BYTES of UTF-8 JSON, bounded
+    nesting and numbers, no duplicate keys, no NaN."""
+    return files.read_json(file, what="library export", limit=MAX_IMPORT_BYTES, duplicate_keys="error")
 
 
 @dataclass(frozen=True)

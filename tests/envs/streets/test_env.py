@@ -296,7 +296,7 @@ def test_file_visibility_answers_for_panorama_heading_and_landmark(tmp_path: Pat
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
-        ("{", "not valid JSON"),
+        ("{", "invalid JSON"),
         ('{"format": "other", "panoramas": {}}', "format"),
         (
             '{"format": "situated-visibility/1", "panoramas": {"B": {"north": {}}}}',

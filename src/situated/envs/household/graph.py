@@ -13,7 +13,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ... import files
 from ...errors import DataError
+from ...files import at, check_type
 
 Edge = tuple[int, str, int]
 
@@ -34,22 +36,30 @@ class SceneGraph:
     # ------------------------------------------------------------------ loading / saving
     @classmethod
     def from_dict(cls, data: Any, source: str = "<graph>") -> SceneGraph:
-        """Build from VirtualHome JSON data; duplicate nodes/edges are merged (the last one wins, as in VirtualHome)."""
+        """Build from VirtualHome JSON data; DataError `source: field nodes[3].states[0]: ...` when a node is not
+        `{"id": int, "class_name": str, "category": str|null, "properties": [str], "states": [str], ...}`, an id
+        repeats, or an edge is not `{"from_id": int, "relation_type": str, "to_id": int}` between known nodes.
+        Repeated edges are merged."""
         if not isinstance(data, dict) or not isinstance(data.get("nodes"), list) \
                 or not isinstance(data.get("edges"), list):
             raise DataError(f"{source}: a scene graph needs the fields 'nodes' and 'edges' (lists)")
         graph = cls()
         for k, node in enumerate(data["nodes"]):
-            if not isinstance(node, dict) or not isinstance(node.get("id"), int) \
-                    or not isinstance(node.get("class_name"), str):
-                raise DataError(f"{source}: nodes[{k}] needs an integer 'id' and a string 'class_name'")
+            check_node(node, k, source)
+            if node["id"] in graph._static:
+                raise DataError(f"{at(source, field=f'nodes[{k}].id')}: duplicate node id {node['id']} "
+                                f"(also {graph.label(node['id'])})")
             graph._add_node(node)
         static, out, inn = graph._static, graph._out, graph._in
         for k, edge in enumerate(data["edges"]):   # the hot loop of loading: kept free of method calls
             try:
                 a, rel, b = edge["from_id"], edge["relation_type"].upper(), edge["to_id"]
             except (KeyError, TypeError, AttributeError):
-                raise DataError(f"{source}: edges[{k}] needs 'from_id', 'relation_type' and 'to_id'") from None
+                raise DataError(f"{source}: edges[{k}] needs 'from_id', 'relation_type' (a string) and "
+                                "'to_id'") from None
+            if type(a) is not int or type(b) is not int:
+                end, value = ("from_id", a) if type(a) is not int else ("to_id", b)
+                check_type(value, int, source, name=f"edges[{k}].{end}")
             if a not in static or b not in static:
                 missing = a if a not in static else b
                 raise DataError(f"{source}: edges[{k}] refers to unknown node id {missing!r}")
@@ -67,15 +77,12 @@ class SceneGraph:
 
     @classmethod
     def load(cls, path: str | Path) -> SceneGraph:
-        """Read a graph from a JSON file; DataError naming the file on bad JSON or missing fields."""
-        path = Path(path)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise DataError(f"{path}: cannot read scene graph ({exc.strerror})") from None
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-        return cls.from_dict(data, str(path))
+        """Read a household scene from a JSON file (through `situated.files`: a regular file, UTF-8, bounded
+        JSON); DataError naming the file, line and field when it is not a scene graph or has no character."""
+        graph = cls.from_dict(files.read_json(path, what="scene graph"), str(path))
+        if not graph.ids_of("character"):
+            raise DataError(f"{path}: the scene graph has no node of class 'character' (the agent)")
+        return graph
 
     def to_dict(self) -> dict[str, list[dict[str, Any]]]:
         """The graph as VirtualHome JSON data (nodes in id order, edges sorted)."""
@@ -85,7 +92,8 @@ class SceneGraph:
         return {"nodes": nodes, "edges": edges}
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict()), encoding="utf-8")
+        """Write the graph as JSON, replacing `path` in one step (see `files.write_text_atomic`)."""
+        files.write_text_atomic(path, json.dumps(self.to_dict()))
 
     def copy(self) -> SceneGraph:
         """An independent copy (states and edges copied, static node data shared)."""
@@ -101,13 +109,12 @@ class SceneGraph:
     def _add_node(self, node: dict[str, Any]) -> None:
         nid = node["id"]
         static = {k: v for k, v in node.items() if k != "states"}
-        static["properties"] = [str(p).upper() for p in node.get("properties") or []]
+        static["properties"] = [p.upper() for p in node.get("properties") or ()]
         static.setdefault("category", None)
         static["_props"] = frozenset(static["properties"])
-        if nid not in self._static:
-            self._by_class.setdefault(node["class_name"], []).append(nid)
+        self._by_class.setdefault(node["class_name"], []).append(nid)
         self._static[nid] = static
-        self._states[nid] = {str(s).upper() for s in node.get("states") or []}
+        self._states[nid] = {s.upper() for s in node.get("states") or ()}
 
     # ------------------------------------------------------------------ nodes
     def __contains__(self, node_id: object) -> bool:
@@ -237,3 +244,30 @@ class SceneGraph:
 
 
 _EMPTY: set[int] = set()
+
+_NODE_FIELDS: tuple[tuple[str, Any, bool], ...] = (  # (field, type, required)
+    ("id", int, True), ("class_name", str, True), ("category", str | None, False),
+    ("properties", list[str] | None, False), ("states", list[str] | None, False),
+)
+
+
+def check_node(node: Any, k: int, source: str) -> None:
+    """DataError `source: field nodes[k].<field>: ...` unless `node` has the fields a scene graph relies on,
+    correctly typed: an integer `id` (not a boolean), a string `class_name`, `category` a string or null, and
+    `properties` and `states` lists of strings (or null)."""
+    if type(node) is dict and type(node.get("id")) is int and type(node.get("class_name")) is str \
+            and type(node.get("category", "")) is str \
+            and _strings(node.get("properties", ())) and _strings(node.get("states", ())):
+        return  # the common case, without the general check
+    if not isinstance(node, dict):
+        check_type(node, dict, source, name=f"nodes[{k}]")
+    for name, kind, required in _NODE_FIELDS:
+        if name in node:
+            check_type(node[name], kind, source, name=f"nodes[{k}].{name}")
+        elif required:
+            raise DataError(f"{at(source, field=f'nodes[{k}].{name}')}: missing (a node needs an integer 'id' "
+                            "and a string 'class_name')")
+
+
+def _strings(value: Any) -> bool:
+    return value is None or (type(value) is list and all(type(x) is str for x in value))

@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from ... import files
 from ...errors import DataError, SituatedError
 from .visibility import BUCKETS, read_format_json
 
@@ -142,23 +143,23 @@ class LandmarkStats:
             "n_views": self.n_views,
             "landmarks": {k: {"mean": self.mean[k], "std": self.std[k]} for k in sorted(self.mean)},
         }
-        Path(path).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        files.write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> LandmarkStats:
         file = Path(path)
         data = read_format_json(file, STATS_FORMAT, "CLIP statistics")
-        entries = data.get("landmarks")
-        if not isinstance(entries, dict):
-            raise DataError(f"{file}: field landmarks must be an object")
+        entries = files.field(data, "landmarks", dict[str, dict[str, Any]], str(file))
         mean: dict[str, float] = {}
         std: dict[str, float] = {}
         for name, entry in entries.items():
-            try:
-                mean[name], std[name] = float(entry["mean"]), float(entry["std"])
-            except (KeyError, TypeError, ValueError):
-                raise DataError(f"{file}: landmarks.{name} needs numbers mean and std") from None
-        return cls(mean, std, int(data.get("n_views", 0)), str(data.get("model", "")))
+            where = files.field_path("landmarks", name)
+            if "mean" not in entry or "std" not in entry:
+                raise DataError(f"{file}: {where} needs numbers mean and std")
+            mean[name] = float(files.check_type(entry["mean"], float, str(file), name=f"{where}.mean"))
+            std[name] = float(files.check_type(entry["std"], float, str(file), name=f"{where}.std"))
+        n_views = files.field(data, "n_views", int, str(file), default=0)
+        return cls(mean, std, n_views, files.field(data, "model", str, str(file), default=""))
 
 
 def fit_stats(
@@ -216,11 +217,14 @@ def load_panorama(path: str | Path) -> np.ndarray:
         from PIL import Image
     except ImportError:
         raise SituatedError("reading panoramas needs Pillow: pip install 'situated[clip]'") from None
+    import io
+
+    data = files.read_bytes(path, what="panorama")
     try:
-        with Image.open(path) as image:
+        with Image.open(io.BytesIO(data)) as image:
             return np.asarray(image.convert("RGB"), dtype=np.float32)
-    except OSError as err:
-        raise DataError(f"cannot read panorama {path}: {err}") from None
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as err:
+        raise DataError(f"{path}: cannot read panorama ({' '.join(str(err).split())[:200]})") from None
 
 
 def training_views(

@@ -7,13 +7,16 @@ Headings are compass degrees (0 = north, clockwise), stored as integers in [0, 3
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from ... import files
 from ...errors import DataError
+from ...files import at
 
 
 @dataclass(frozen=True)
@@ -110,24 +113,32 @@ class StreetGraph:
 def _fields(line: str, count: int, path: Path, number: int, layout: str) -> list[str]:
     parts = [p.strip() for p in line.split(",")]
     if len(parts) != count or not all(parts):
-        raise DataError(f"{path}:{number}: expected `{layout}`, got {line.strip()!r}")
+        raise DataError(f"{at(str(path), number)}: expected `{layout}`, got {line.strip()[:200]!r}")
     return parts
 
 
+_MAX_NUMBER_CHARS = 40
+"""Longer numbers are refused before conversion (coordinates and headings need a dozen characters)."""
+
+
 def _number(text: str, field: str, path: Path, number: int) -> float:
+    """A finite number; DataError `PATH: line N: field F: ...` for text that is not one (NaN, inf, 1e999,
+    4,300 digits)."""
+    where = at(str(path), number, field=field)
+    if len(text) > _MAX_NUMBER_CHARS:
+        raise DataError(f"{where}: number with {len(text)} characters (limit {_MAX_NUMBER_CHARS})")
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
-        raise DataError(f"{path}:{number}: field {field} is not a number: {text!r}") from None
+        raise DataError(f"{where}: not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise DataError(f"{where}: {text!r} is not a finite number")
+    return value
 
 
 def _read_lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except OSError as err:
-        raise DataError(f"cannot read graph file {path}: {err.strerror or err}") from None
-    except UnicodeDecodeError:
-        raise DataError(f"{path}: not UTF-8 text") from None
+    """The lines of a graph file, read through `situated.files` (regular file, size limit, UTF-8)."""
+    return files.read_text(path, what="street graph file").split("\n")  # line numbers as editors count them
 
 
 def load_graph(graph_dir: str | Path) -> StreetGraph:
@@ -142,7 +153,7 @@ def load_graph(graph_dir: str | Path) -> StreetGraph:
             line, 5, nodes_file, number, "panoid,yaw,lat,lng,partition"
         )
         if panoid in nodes:
-            raise DataError(f"{nodes_file}:{number}: duplicate panorama {panoid}")
+            raise DataError(f"{at(str(nodes_file), number, field='panoid')}: duplicate panorama {panoid}")
         nodes[panoid] = Node(
             panoid=panoid,
             yaw=round(_number(yaw, "yaw", nodes_file, number)) % 360,
@@ -158,9 +169,10 @@ def load_graph(graph_dir: str | Path) -> StreetGraph:
         heading = round(_number(heading_text, "heading", links_file, number)) % 360
         for field, panoid in (("start_panoid", start), ("end_panoid", end)):
             if panoid not in nodes:
-                raise DataError(f"{links_file}:{number}: {field} {panoid} is not in {nodes_file.name}")
+                raise DataError(f"{at(str(links_file), number, field=field)}: {panoid} is not in {nodes_file.name}")
         edges = out.setdefault(start, {})
         if heading in edges:
-            raise DataError(f"{links_file}:{number}: second edge leaving {start} at heading {heading}")
+            raise DataError(f"{at(str(links_file), number, field='heading')}: second edge leaving {start} at "
+                            f"heading {heading}")
         edges[heading] = end
     return StreetGraph(nodes, out)

@@ -26,11 +26,11 @@ absent for that panorama and heading is not visible. Landmark names match the in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from ... import files
 from ...errors import DataError
 
 #: Direction buckets, left to right, as used in file formats and observations.
@@ -55,13 +55,9 @@ class NoVisibility:
 
 
 def read_format_json(file: Path, fmt: str, what: str) -> dict:
-    """A JSON object whose `format` field is `fmt`; DataError naming the file (and line) otherwise."""
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise DataError(f"cannot read {what} {file}: {err.strerror or err}") from None
-    except json.JSONDecodeError as err:
-        raise DataError(f"{file}:{err.lineno}: not valid JSON ({err.msg})") from None
+    """A JSON object whose `format` field is `fmt`, read through `situated.files` (a regular file, UTF-8,
+    bounded JSON); DataError naming the file (and line, column or field) otherwise."""
+    data = files.read_json(file, what=what)
     if not isinstance(data, dict) or data.get("format") != fmt:
         raise DataError(f"{file}: field format must be {fmt!r}")
     return data
@@ -78,26 +74,19 @@ class FileVisibility:
         """Read and validate a visibility file; DataError names the file and the offending key."""
         file = Path(path)
         data = read_format_json(file, FILE_FORMAT, "visibility file")
-        panoramas = data.get("panoramas")
-        if not isinstance(panoramas, dict):
-            raise DataError(f"{file}: field panoramas must be an object")
+        panoramas = files.field(data, "panoramas", dict[str, dict[str, dict[str, str]]], str(file))
         table: dict[str, dict[int, dict[str, str]]] = {}
         for panoid, headings in panoramas.items():
-            if not isinstance(headings, dict):
-                raise DataError(f"{file}: panoramas.{panoid} must be an object of headings")
             for heading_key, entries in headings.items():
-                where = f"panoramas.{panoid}.{heading_key}"
-                try:
-                    heading = int(heading_key)
-                except ValueError:
-                    raise DataError(f"{file}: {where}: heading must be an integer") from None
-                if not isinstance(entries, dict):
-                    raise DataError(f"{file}: {where} must map landmarks to buckets")
+                where = files.field_path(files.field_path("panoramas", panoid), heading_key)
+                if not (heading_key.isascii() and heading_key.lstrip("-").isdigit() and len(heading_key) <= 9):
+                    raise DataError(f"{file}: {where}: heading must be an integer")
+                heading = int(heading_key)
                 for landmark, bucket in entries.items():
                     if bucket not in BUCKETS:
                         raise DataError(
-                            f"{file}: {where}.{landmark}: bucket {bucket!r} is not one of "
-                            f"{', '.join(BUCKETS)}"
+                            f"{file}: {files.field_path(where, landmark)}: bucket {bucket!r} is not one of "
+                            f"{', '.join(BUCKETS)}"[:300]
                         )
                 table.setdefault(panoid, {})[heading % 360] = dict(entries)
         return cls(table)

@@ -1,0 +1,78 @@
+"""`situated eval eai`: the Embodied Agent Interface's VirtualHome action sequencing, scored by EAI's evaluator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import SituatedError
+from .models import BaseUrlOpt, ThreadsOpt, open_model
+from .progprompt import DEFAULT_MODEL, eval_app
+from .progress import episode_progress
+
+TASKS = ("action_sequencing",)
+BREAKDOWN = ("parsing", "hallucination", "predicate_argument_number", "wrong_order", "missing_step", "affordance",
+             "additional_step")
+
+
+@eval_app.command("eai")
+def eval_eai(
+    task: Annotated[str, typer.Option("--task", help="EAI task: action_sequencing.")] = "action_sequencing",
+    model: Annotated[str, typer.Option("--model", help="Model URI.")] = DEFAULT_MODEL,
+    protocol: Annotated[str, typer.Option(
+        "--protocol", help="1.0.5 (name+id answers, this environment's evaluator) or 1.0.4 (names only, the "
+                           "published table; needs benchmarks/eai_setup_104.sh).")] = "1.0.5",
+    repairs: Annotated[int, typer.Option(
+        help="0: open loop, the benchmark's own setting; N > 0: grounded, rewrites checked on a private copy of "
+             "the scene (beyond the benchmark).")] = 0,
+    limit: Annotated[int | None, typer.Option(help="Only the first N of the 305 scored tasks.")] = None,
+    base_url: BaseUrlOpt = None,
+    threads: ThreadsOpt = None,
+    cassette: Annotated[Path | None, typer.Option(help="Record/replay LLM calls in this file.")] = None,
+    cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "replay",
+    out: Annotated[Path | None, typer.Option(help="Output folder (results store); reruns resume.")] = None,
+    seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of EAI's metrics.")] = False,
+) -> None:
+    """Evaluate a model on EAI's VirtualHome action sequencing with EAI's own evaluator (SR, ESR, errors)."""
+    from ..datasets.eai_actions import check_protocol, load_tasks
+    from ..eval.eai_episodes import eai_config, evaluate_eai, mode
+
+    if task not in TASKS:
+        raise SituatedError(f"--task must be one of {', '.join(TASKS)}, not {task!r}")
+    check_protocol(protocol)
+    if limit is not None and limit < 1:
+        raise SituatedError(f"--limit must be >= 1, got {limit}")
+    if repairs < 0:
+        raise SituatedError(f"--repairs must be >= 0, got {repairs}")
+    all_tasks = load_tasks()
+    tasks = all_tasks[:limit] if limit is not None else all_tasks
+    label = f"eai-{protocol}-{'grounded' if repairs else 'open'}-{model.replace(':', '_').replace('/', '_')}"
+    out = out or Path("runs") / label
+    err = Console(stderr=True)
+    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
+                     console=err)
+    config = eai_config(all_tasks, model=model, base_url=base_url, task=task, seed=seed)
+    with episode_progress(err, f"EAI {protocol} {mode(repairs)}", quiet=as_json) as on_progress:
+        episodes, verdict = evaluate_eai(tasks, llm, protocol, repairs=repairs, out=out, config=config,
+                                         workdir=out / "evaluator", on_progress=on_progress, seed=seed)
+    m = verdict.metrics
+    table = Table(title=f"EAI action sequencing, {protocol}, {mode(repairs)}, {model} ({m['tasks']} tasks)")
+    for column in ("SR %", "ESR %", *(name.replace("_", " ") + " %" for name in BREAKDOWN)):
+        table.add_column(column, justify="right")
+    table.add_row(*(("-" if m.get(k) is None else f"{m[k]:.1f}") for k in ("sr", "esr", *BREAKDOWN)))
+    console = Console(highlight=False)
+    console.print(table)
+    tokens = sum(e.cost.tokens for e in episodes)
+    calls = sum(e.cost.calls for e in episodes)
+    console.print(f"EAI's evaluator: SR {m['sr']}  ESR {m['esr']}  ({m['evaluator']}; {calls} model calls, "
+                  f"{tokens} generated tokens) → {out}")
+    if as_json:
+        print(json.dumps({**m, "mode": mode(repairs), "model": model, "calls": calls, "tokens": tokens,
+                          "prompt_tokens": sum(e.cost.prompt_tokens for e in episodes),
+                          "seconds": round(sum(e.cost.seconds for e in episodes), 1), "out": str(out)}))

@@ -1,0 +1,430 @@
+"""`situated sandbox`: talk to a simulated arm and teach it (Vocal Sandbox), in a terminal or from a script.
+
+`situated sandbox --scene gift_bag --library DB --model URI` is a console: type what you would say; the robot
+shows its plan as calls and asks you to confirm (y), cancel (n), correct it (type the correction) or teach
+(`teach NAME`). Console commands: `point NAME U V`, `demo NAME [OBJECT] x y z ; ...`, `undo NAME`, `teach NAME`,
+`image PATH`, `library`, `api`, `reset`, `metrics`, `help`, `quit`.
+`situated sandbox --script FILE ...` runs a `situated-session/1` script unattended (`-` reads it from stdin).
+`situated sandbox --web [--host H --port P --token T]` serves the same session as a local web page (`situated.web`);
+`--speech` adds spoken input (`listen FILE.wav` in the console, recordings on the page), always confirmed first.
+`situated sandbox library --library DB` lists what a library holds; `situated sandbox report DB` prints each
+session's measures and draws them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..errors import DataError, SituatedError
+from . import app
+from .models import BaseUrlOpt, ThreadsOpt, open_model
+
+sandbox_app = typer.Typer(
+    help="Vocal Sandbox: a robot arm you teach by talking (console, scripts, library, report).",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+app.add_typer(sandbox_app, name="sandbox")
+
+DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
+LibraryOpt = Annotated[Path, typer.Option("--library", help="The skill library file (created if absent).")]
+
+HELP = """\
+Say what the robot should do, e.g. "pick up the ball". Commands:
+  point NAME U V            name the object at pixel (U, V) of the camera image (see: image PATH)
+  point NAME X Y Z          name the object nearest a point (metres)
+  demo NAME [OBJECT] x y z ; x y z ; ...   demonstrate a motion; it becomes skill NAME(target)
+  teach NAME                teach a behaviour by showing its steps (end with "that's it")
+  undo NAME                 forget the newest version of something taught
+  image PATH                save the camera image (PNG)
+  library | api | metrics   what the library holds / the robot's API / this session's measures
+  reset                     set the table up again (lessons are kept)
+  listen FILE.wav           (with --speech) transcribe a recording; you confirm it before it is used
+  quit                      end the session
+When a plan is shown: y runs it, n cancels it, anything else corrects it (or: teach NAME)."""
+
+
+# -------------------------------------------------------------------------------------------------------------
+# Rendering
+
+
+def reply_lines(reply: Any) -> list[str]:
+    """A session reply as plain lines for the terminal."""
+    lines = [f"robot: {reply.say}"]
+    if reply.taught is not None and reply.taught.kind == "behaviour":
+        lines += ["  " + line for line in reply.taught.text.splitlines()]
+    if reply.plan is not None and reply.kind == "plan":
+        lines.append("plan:")
+        lines += ["  " + line for line in reply.plan.text.splitlines()]
+        if reply.plan.depth:
+            lines.append("which runs:")
+            lines += ["  " + line for line in reply.plan.expanded.splitlines()]
+    if reply.execution is not None:
+        for call in reply.execution.calls:
+            if not call.ran:
+                lines.append(f"  -- {call.call}: not run")
+                continue
+            indent = "  "
+            if call.behaviour:
+                lines.append(f"  {call.call}")
+                indent = "    "
+            for skill in call.skills:
+                if skill.ok:
+                    changes = f"  ({', '.join(skill.changes)})" if skill.changes else ""
+                    lines.append(f"{indent}ok {skill.call}{changes}")
+                else:
+                    lines.append(f"{indent}FAILED {skill.call}: {skill.reason}")
+    return lines
+
+
+def _say(lines: Iterable[str], out: Callable[[str], None]) -> None:
+    for line in lines:
+        out(line)
+
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+# -------------------------------------------------------------------------------------------------------------
+# Console
+
+
+def _parse_command(text: str, source: str = "console") -> Any:
+    """A console command that is also a script statement (point, demo, undo, reset), or None."""
+    from ..sandbox.script import parse_line
+
+    first = text.split(maxsplit=1)[0] if text.split() else ""
+    if first not in ("point", "demo", "undo", "reset"):
+        return None
+    return parse_line(text, 1, source)
+
+
+def run_console(session: Any, read: Callable[[str], str] = input, out: Callable[[str], None] = _print,
+                recognizer: Any = None) -> None:
+    """The terminal loop: utterances and commands in, replies out, until `quit` or end of input. With a speech
+    `recognizer`, `listen FILE.wav` transcribes a recording and, once the user confirms it, uses it as typed."""
+
+    out(f"robot: Hello. {session.env.describe()}")
+    for note in session.notes:
+        out(f"note: {note}")
+    out('Type what you would say, or "help".')
+    while True:
+        try:
+            text = read("you> " if session.mode != "confirm" else "confirm [y/n/correction/teach NAME]> ").strip()
+        except EOFError:
+            out("")
+            return
+        if not text:
+            continue
+        words = text.split()
+        head = words[0].lower()
+        try:
+            if head == "listen" and len(words) == 2 and words[1].lower().endswith(".wav"):
+                text = listen_lines(session, recognizer, words[1], read, out)
+                if not text:
+                    continue
+                words = text.split()
+                head = words[0].lower()
+            if session.mode == "confirm":
+                if text.lower() in ("y", "yes", "ok", "go", "go ahead"):
+                    _say(reply_lines(session.confirm()), out)
+                    continue
+                if text.lower() in ("n", "no", "cancel", "stop"):
+                    _say(reply_lines(session.cancel()), out)
+                    continue
+                if head == "teach" and len(words) == 2:
+                    _say(reply_lines(session.teach(words[1])), out)
+                    continue
+                if head not in ("quit", "exit", "help", "library", "api", "metrics", "image"):
+                    _say(reply_lines(session.correct(text)), out)
+                    continue
+            if head in ("quit", "exit"):
+                return
+            if head == "help":
+                _say(HELP.splitlines(), out)
+            elif head == "library":
+                _say(library_lines(session.library), out)
+            elif head == "api":
+                _say([session.definition(a.name).rstrip() for a in session.space.actions], out)
+                _say([f"object {o.name.upper()}: {o.doc}" for o in session.objects], out)
+            elif head == "metrics":
+                _say([f"{k}: {v}" for k, v in session.metrics().to_dict().items()], out)
+            elif head == "image" and len(words) == 2:
+                out(f"saved {session.env.save_image(words[1])}")
+            elif head == "teach" and len(words) == 2:
+                _say(reply_lines(session.teach(words[1])), out)
+            else:
+                statement = _parse_command(text)
+                if statement is not None:
+                    step = run_statement_without_confirm(session, statement)
+                    _say(reply_lines(step), out)
+                else:
+                    _say(reply_lines(session.say(text)), out)
+        except SituatedError as err:
+            out(f"error: {' '.join(str(err).split())}")
+
+
+def listen_lines(session: Any, recognizer: Any, path: str, read: Callable[[str], str],
+                 out: Callable[[str], None]) -> str:
+    """Transcribe a WAV file, show what was heard and ask before using it: the text to use ('' for none)."""
+    from ..sandbox.speech import MAX_WAV_BYTES, api_words
+
+    if recognizer is None:
+        out("speech is off: start the console with --speech")
+        return ""
+    file = Path(path)
+    try:
+        if file.stat().st_size > MAX_WAV_BYTES:
+            raise DataError(f"{path}: too large for one utterance (at most {MAX_WAV_BYTES} bytes)")
+        data = file.read_bytes()
+    except OSError as err:
+        raise DataError(f"{path}: cannot read ({err.strerror or err})") from None
+    heard = recognizer.transcribe(data, *api_words(session))
+    if not heard.text:
+        out(f"heard nothing I know ({heard.engine}, {heard.seconds:.1f} s); type it instead")
+        return ""
+    out(f'heard: "{heard.text}" ({heard.engine}, {heard.seconds:.1f} s)')
+    try:
+        answer = read("use it? [y = yes, n = no, or type the right words] ").strip()
+    except EOFError:
+        return ""
+    if answer.lower() in ("y", "yes"):
+        return heard.text
+    return "" if answer.lower() in ("", "n", "no") else answer
+
+
+def run_statement_without_confirm(session: Any, statement: Any) -> Any:
+    """A console command: like a script statement, but a resulting plan waits for the user's confirmation."""
+    if statement.kind == "point":
+        return session.point(statement.name, statement.where)
+    if statement.kind == "demo":
+        return session.demo(statement.name, statement.waypoints, statement.reference)
+    if statement.kind == "undo":
+        return session.undo(statement.name)
+    return session.reset()
+
+
+def library_lines(library: Any) -> list[str]:
+    """What a library holds, one item a line."""
+    lines = []
+    for record in library.behaviours():
+        from ..sandbox.behaviours import definition_text
+
+        lines.append(f"behaviour {record.name} (v{record.version}, depth {record.depth}): {record.doc}")
+        lines += ["  " + line for line in definition_text(record.name, record.params, record.body).splitlines()]
+    for record in library.objects():
+        where = "" if record.position is None else " at ({:.2f}, {:.2f}, {:.2f})".format(*record.position)
+        lines.append(f"object {record.name} (v{record.version}){where}: {record.description}")
+    for record in library.skills():
+        lines.append(f"skill {record.name}({', '.join(record.params)}) (v{record.version}): {record.doc}")
+    return lines or ["the library is empty"]
+
+
+# -------------------------------------------------------------------------------------------------------------
+# Commands
+
+
+def _step_lines(step: Any) -> list[str]:
+    line = step.line
+    if line.kind == "expect":
+        return [f"expect {line.text}: {'met' if step.met else 'NOT MET'}"]
+    head = {"user": f"you: {line.text}", "reset": "reset", "undo": f"undo {line.name}",
+            "point": f"point {line.name} {' '.join(f'{v:g}' for v in line.where)}",
+            "demo": f"demo {line.name} ({len(line.waypoints)} waypoints)"}[line.kind]
+    out = [f"[{line.number}] {head}"]
+    for reply in step.replies:
+        out += reply_lines(reply)
+    return out
+
+
+@sandbox_app.callback()
+def sandbox_command(
+    ctx: typer.Context,
+    scene: Annotated[str, typer.Option("--scene", help="Built-in scene (gift_bag, ...) or a scene file.")] = "gift_bag",
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the scene's layout.")] = 0,
+    library: LibraryOpt = Path("sandbox.db"),
+    model: Annotated[str, typer.Option("--model", help="Model URI.")] = DEFAULT_MODEL,
+    threads: ThreadsOpt = None,
+    base_url: BaseUrlOpt = None,
+    cassette: Annotated[Path | None, typer.Option("--cassette", help="Record/replay model calls here.")] = None,
+    cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "replay",
+    script: Annotated[str | None, typer.Option("--script", help="Run a situated-session/1 script ('-': stdin).")]
+    = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Script mode: end with one JSON line of totals.")] = False,
+    web: Annotated[bool, typer.Option("--web", help="Serve the session as a local web page instead.")] = False,
+    host: Annotated[str, typer.Option("--host", help="Web: address to listen on (other than loopback needs --token)."
+                                      )] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Web: port.")] = 8000,
+    token: Annotated[str | None, typer.Option("--token", help="Web: required on every request (?token=T).")] = None,
+    speech: Annotated[bool, typer.Option("--speech", help="Spoken input: `listen FILE.wav` / recordings on the page."
+                                         )] = False,
+    asr: Annotated[str | None, typer.Option("--asr", help="Speech engine: pocketsphinx (default), "
+                                            "whisper:/path/model.bin, faster-whisper:/path/dir (local files only).")]
+    = None,
+) -> None:
+    """Talk to the simulated arm (console or --web page), or run a scripted session (--script)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if web:
+        if script is not None:
+            raise DataError("--web serves a live session; it does not run --script")
+        from ..web.server import check_exposure
+
+        check_exposure(host, token)
+    recognizer = None
+    if speech or asr:
+        from ..sandbox.speech import open_recognizer
+
+        recognizer = open_recognizer(asr or "pocketsphinx")
+    if web:
+        from ..web.server import serve
+
+        def open_session(stack: Any) -> Any:
+            from ..envs.tabletop import TabletopEnv
+            from ..sandbox import SkillLibrary
+            from ..sandbox.session import SandboxSession
+
+            lib = stack.enter_context(SkillLibrary.open(library))
+            env = TabletopEnv(scene, seed=seed)
+            stack.callback(env.close)
+            llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads,
+                             base_url=base_url)
+            return stack.enter_context(SandboxSession(env, llm, lib, scene=scene, model=model))
+
+        serve(open_session, host=host, port=port, token=token, recognizer=recognizer, announce=_print)
+        return
+    from ..sandbox.script import iter_script, read_script, run_script
+
+    statements: Iterable[Any] | None = None
+    if script is not None:
+        statements = iter_script(sys.stdin, "<stdin>") if script == "-" else read_script(script)
+    from ..sandbox import SkillLibrary
+
+    with SkillLibrary.open(library) as lib:
+        from ..envs.tabletop import TabletopEnv
+        from ..sandbox.session import SandboxSession
+
+        env = TabletopEnv(scene, seed=seed)
+        try:
+            llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads,
+                             base_url=base_url)
+            with SandboxSession(env, llm, lib, scene=scene, model=model) as session:
+                if statements is None:
+                    run_console(session, recognizer=recognizer)
+                    return
+                for note in session.notes:
+                    _print(f"note: {note}")
+                result = run_script(session, statements, lambda step: _say(_step_lines(step), _print))
+                metrics = session.metrics()
+                _print(f"{result.met}/{result.expectations} expectations met; {result.utterances} utterances, "
+                       f"{result.confirmations} plans run, {result.skill_failures} skill failures, taught "
+                       f"{', '.join(result.taught) or 'nothing'}; {metrics.model_calls} model calls, "
+                       f"{metrics.prompt_tokens + metrics.completion_tokens} tokens, "
+                       f"{metrics.model_seconds:.1f} s in the model")
+                for unmet in result.unmet:
+                    _print(f"not met: {unmet}")
+                if as_json:
+                    _print(json.dumps(result.to_dict() | {
+                        "model_calls": metrics.model_calls, "prompt_tokens": metrics.prompt_tokens,
+                        "completion_tokens": metrics.completion_tokens, "model_seconds": metrics.model_seconds,
+                        "seconds": metrics.seconds}))
+        finally:
+            env.close()
+
+
+@sandbox_app.command("library")
+def library_command(
+    library: LibraryOpt = Path("sandbox.db"),
+    as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of names and integrity.")] = False,
+) -> None:
+    """List what a skill library holds and check its integrity."""
+    from ..sandbox import SkillLibrary
+
+    if not library.exists():
+        raise DataError(f"{library}: no such library file")
+    with SkillLibrary.open(library) as lib:
+        _say(library_lines(lib), _print)
+        integrity = lib.integrity()
+        _print(f"integrity: {integrity}")
+        if as_json:
+            _print(json.dumps({"behaviours": [r.name for r in lib.behaviours()],
+                               "objects": [r.name for r in lib.objects()],
+                               "skills": [r.name for r in lib.skills()], "integrity": integrity}))
+
+
+REPORT_ROWS = ("utterances", "supervision", "confirmations", "corrections", "cancellations", "teaching",
+               "behaviours_taught", "behaviour_calls", "skills_per_behaviour", "max_depth", "skills", "skill_failures",
+               "met", "expectations", "model_calls", "prompt_tokens", "completion_tokens", "model_seconds", "seconds")
+
+
+@sandbox_app.command("report")
+def report_command(
+    library: Annotated[Path, typer.Argument(help="The skill library file.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Draw the measures per session into this PNG.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line: the measures per session.")]
+    = False,
+) -> None:
+    """Each session's measures (supervision, teaching, behaviour complexity, skill failures, time)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ..sandbox import SkillLibrary
+    from ..sandbox.metrics import session_metrics
+
+    if not library.exists():
+        raise DataError(f"{library}: no such library file")
+    with SkillLibrary.open(library) as lib:
+        rows = [session_metrics(s, lib.events(s.id)) for s in lib.sessions()]
+    console = Console(highlight=False)
+    for row in rows:
+        console.print(f"session {row.session}: scene {row.scene}, model {row.model}")
+    table = Table(title=f"sessions in {library}")
+    table.add_column("measure")
+    for row in rows:
+        table.add_column(f"session {row.session}", justify="right")
+    data = [row.to_dict() for row in rows]
+    for key in REPORT_ROWS:
+        table.add_row(key.replace("_", " "), *(f"{d[key]:.1f}" if isinstance(d[key], float) else str(d[key])
+                                              for d in data))
+    console.print(table)
+    if out is not None:
+        _print(f"wrote {draw_report(rows, out)}")
+    if as_json:
+        _print(json.dumps([r.to_dict() for r in rows]))
+
+
+def draw_report(rows: list[Any], out: Path) -> Path:
+    """Four panels over sessions, like the paper's study figure: supervision, behaviour complexity, skill
+    failures, time."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as err:
+        raise SituatedError(f"the plot needs matplotlib ({err}): pip install 'situated[plot]'") from None
+    panels = (("supervision", "supervision events"), ("skills_per_behaviour", "skills per behaviour call"),
+              ("skill_failures", "skill failures"), ("seconds", "session time (s)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.2))
+    sessions = [str(r.session) for r in rows]
+    for ax, (key, title) in zip(axes, panels, strict=True):
+        values = [r.to_dict()[key] for r in rows]
+        ax.bar(sessions, values, color="#7a3b69")
+        ax.set_ylim(0, max(1.0, *values) * 1.15)
+        ax.set_title(title)
+        ax.set_xlabel("session")
+    fig.tight_layout()
+    try:
+        fig.savefig(out, dpi=100)
+    except OSError as err:
+        raise DataError(f"{out}: cannot write the plot ({err.strerror or err})") from None
+    finally:
+        plt.close(fig)
+    return out

@@ -1,0 +1,394 @@
+"""TabletopEnv: a Panda arm on a table with household objects, simulated by pybullet, as an Environment.
+
+Plans call the skills `go_home()`, `goto(obj)`, `grasp()`, `release()`, `pickup(obj)` and
+`grab_and_putin(obj, container)`; conditions (`'duck' in 'tray'`, `'duck' in 'hands'`, `'close' to 'duck'`,
+`'duck' on 'tray'`) are read from the simulation's geometry. The object list comes from the camera (segmentation
+and depth), plus the names a user has taught. Taught names and spots are knowledge, not scene: reset() keeps them.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...program import Call, Condition, Var
+from ..base import StepResult
+from . import relations
+from .arm import FINGER_OPEN
+from .bodies import yaw_of
+from .camera import Camera
+from .catalogue import CATALOGUE
+from .perception import Observation, perceive
+from .png import save_png
+from .scene import Scene, load_scene, resolve_scene
+from .skills import Skills
+from .world import World
+
+# Skill name → number of object arguments (the only actions `step` accepts).
+SKILLS: dict[str, int] = {"go_home": 0, "goto": 1, "grasp": 0, "release": 0, "pickup": 1, "grab_and_putin": 2}
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_GRIPPER_WORDS = frozenset({"gripper", "hand", "hands"})
+
+
+def normalize(name: str) -> str:
+    """`Gift Bag` / `GIFT_BAG` / `gift-bag` → `gift_bag`."""
+    return re.sub(r"[\s\-]+", "_", str(name).strip().lower())
+
+
+class TabletopEnv:
+    """A simulated tabletop scene the interpreter acts in (see the module docstring)."""
+
+    def __init__(self, scene: Scene | Sequence[str] | str | Path = "gift_bag", *, seed: int = 0,
+                 slip_probability: float = 0.0, camera: Camera | None = None) -> None:
+        """`scene`: a Scene, catalogue names (laid out with `seed`), a built-in scene's name or a scene file."""
+        if not 0.0 <= slip_probability <= 1.0:
+            raise ValueError(f"slip_probability must lie in [0, 1], got {slip_probability}")
+        self.seed = seed
+        self.scene = resolve_scene(scene, seed)
+        self.camera = camera or Camera()
+        self.world = World(self.scene)
+        self._rng = random.Random(seed)
+        self.skills = Skills(self.world, self._rng, slip_probability)
+        self.aliases: dict[str, str] = {}                 # taught name → body name
+        self.locations: dict[str, tuple[float, float, float]] = {}
+        self._seen: tuple[int, Observation] | None = None
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, seed: int = 0, slip_probability: float = 0.0,
+                  camera: Camera | None = None) -> TabletopEnv:
+        """Load a scene file (`situated-tabletop-scene/1`); DataError naming the file and field when malformed."""
+        return cls(load_scene(path, seed), seed=seed, slip_probability=slip_probability, camera=camera)
+
+    def close(self) -> None:
+        """Disconnect the simulator (the environment is unusable afterwards)."""
+        self.world.close()
+
+    @property
+    def slip_probability(self) -> float:
+        return self.skills.slip_probability
+
+    @slip_probability.setter
+    def slip_probability(self, value: float) -> None:
+        self.skills.slip_probability = value
+
+    @property
+    def sim_time(self) -> float:
+        """Simulated seconds since the last reset."""
+        return self.world.time
+
+    # ------------------------------------------------------------------ names
+    def resolve(self, name: str) -> str | None:
+        """The body a name refers to (scene name or taught alias), or None."""
+        key = normalize(name)
+        if key in self.world.bodies:
+            return key
+        return self.aliases.get(key)
+
+    def _target(self, name: str) -> str | np.ndarray | None:
+        body = self.resolve(name)
+        if body is not None:
+            return body
+        spot = self.locations.get(normalize(name))
+        return np.array(spot) if spot is not None else None
+
+    def object_names(self) -> list[str]:
+        """Sorted names the camera sees now, plus taught names and spots (and what the gripper holds)."""
+        seen = set(self.observe().names)
+        held = self.world.held_name()
+        if held is not None:
+            seen.add(held)
+        seen.update(alias for alias, body in self.aliases.items() if body in seen)
+        seen.update(self.locations)
+        return sorted(seen)
+
+    def object_properties(self) -> dict[str, frozenset[str]]:
+        """What each name affords: {"GRABBABLE"} for items, {"CONTAINER"} for containers, {"LOCATION"} for spots."""
+        props: dict[str, frozenset[str]] = {}
+        for name, body in self.world.bodies.items():
+            props[name] = frozenset({"CONTAINER"} if body.spec.is_container else {"GRABBABLE"})
+        for alias, body in self.aliases.items():
+            props[alias] = props[body]
+        for spot in self.locations:
+            props[spot] = frozenset({"LOCATION"})
+        return props
+
+    def kinds(self) -> dict[str, str]:
+        """Each scene object's kind (fruit, bottle, can, cup, block, toy, sweet, container): for sorting tasks."""
+        return {name: body.spec.kind for name, body in self.world.bodies.items()}
+
+    # ------------------------------------------------------------------ Environment protocol
+    def reset(self, task: object = None) -> str:
+        """Restore the initial scene exactly (poses, gripper open, arm home, slip draws); returns describe()."""
+        self.world.reset()
+        self._rng.seed(self.seed)
+        self._seen = None
+        return self.describe()
+
+    def step(self, call: Call) -> StepResult:
+        """Run one skill by name; unknown actions, wrong arity and unknown names fail with a reason."""
+        action = call.action
+        if action not in SKILLS:
+            return StepResult(False, f"unknown action {action!r} (known: {', '.join(SKILLS)})")
+        if len(call.args) != SKILLS[action]:
+            return StepResult(False, f"{action} takes {SKILLS[action]} argument(s), got {len(call.args)}")
+        names: list[str] = []
+        for arg in call.args:
+            if isinstance(arg, Var):
+                return StepResult(False, f"{action}: loop variable {arg.name!r} is not bound")
+            names.append(str(arg))
+        return getattr(self, action)(*names)
+
+    def holds(self, condition: Condition) -> bool:
+        """Geometric check of close / holds / inside / on (and `gripper is 'opened'|'closed'`), negation applied."""
+        return bool(self._holds(condition)) != condition.negated
+
+    def _holds(self, condition: Condition) -> bool:
+        args = [a.name if isinstance(a, Var) else str(a) for a in condition.args]
+        if not args or any(isinstance(a, Var) for a in condition.args):
+            return False
+        kind = condition.kind
+        if kind == "state":
+            if normalize(args[0]) not in _GRIPPER_WORDS or len(args) < 2:
+                return False
+            is_open = self.world.arm.finger_width() > 2 * FINGER_OPEN - 0.005
+            word = normalize(args[1])
+            return is_open if word in ("opened", "open") else (not is_open) if word == "closed" else False
+        first = self._target(args[0])
+        if kind == "close":
+            return first is not None and relations.close(self.world, first)
+        if not isinstance(first, str):
+            return False
+        if kind == "holds":
+            return self.world.held_name() == first
+        if len(args) < 2:
+            return False
+        if kind == "inside" and normalize(args[1]) in _GRIPPER_WORDS:
+            return self.world.held_name() == first
+        if kind == "on" and normalize(args[1]) == relations.TABLE:
+            return relations.on(self.world, first, relations.TABLE)
+        second = self.resolve(args[1])
+        if second is None:
+            return False
+        if kind == "inside":
+            return relations.inside(self.world, first, second)
+        return relations.on(self.world, first, second)
+
+    def describe(self, near: str | None = None) -> str:
+        """"You see: ..." — the visible objects and where they are, or one object (or spot) and its contents."""
+        facts = self.conditions()
+        held = self.world.held_name()
+        if near is not None:
+            return self._describe_one(near, facts)
+        phrases = [self._phrase(name, facts) for name in sorted(self.observe().names) if name != held]
+        seen = ", ".join(phrases) if phrases else "nothing on the table"
+        return f"You see: {seen}. The gripper holds {held or 'nothing'}."
+
+    def _phrase(self, name: str, facts: frozenset[str]) -> str:
+        if self.world.bodies[name].spec.is_container:
+            return f"{name} (container)"
+        where = [f.split(" ", 1)[1].lower() for f in sorted(facts) if f.startswith(name + " ")]
+        return f"{name} ({', '.join(where)})" if where else name
+
+    def _describe_one(self, near: str, facts: frozenset[str]) -> str:
+        target = self._target(near)
+        if target is None:
+            return f"You see no {near} on the table."
+        if not isinstance(target, str):
+            x, y, z = (float(v) for v in target)
+            return f"You see: the spot {normalize(near)} at ({x:.2f}, {y:.2f}, {z:.2f})."
+        parts = [self._phrase(target, facts)]
+        contents = sorted(f.split(" ")[0] for f in facts if f.endswith(f" INSIDE {target}") or f.endswith(
+            f" ON {target}"))
+        if contents:
+            parts.append(f"{'inside' if self.world.bodies[target].spec.is_container else 'on'} {target}: "
+                         + ", ".join(contents))
+        if target not in self.observe().names and target != self.world.held_name():
+            parts.append(f"{target} is hidden from the camera")
+        return "You see: " + "; ".join(parts) + "."
+
+    def snapshot(self) -> dict[str, Any]:
+        """Objects with kind, position (bottom centre, m), heading and visibility; what is held, inside, on."""
+        facts = self.conditions()
+        visible = set(self.observe().names)
+        objects = {}
+        for name, body in self.world.bodies.items():
+            origin = self.world.origin(name)
+            objects[name] = {"kind": body.spec.kind, "position": [round(float(v), 4) for v in origin],
+                             "yaw": round(yaw_of(self.world.orientation(name)), 4), "visible": name in visible}
+        ee, q = self.world.arm.ee_pose()
+        return {
+            "time": round(self.world.time, 4),
+            "objects": objects,
+            "held": self.world.held_name(),
+            "inside": {f.split()[0]: f.split()[2] for f in sorted(facts) if " INSIDE " in f},
+            "on": {f.split()[0]: f.split()[2] for f in sorted(facts) if " ON " in f},
+            "gripper": {"position": [round(float(v), 4) for v in ee], "orientation": [round(float(v), 5) for v in q],
+                        "width": round(self.world.arm.finger_width(), 4)},
+            "aliases": dict(sorted(self.aliases.items())),
+            "locations": {k: list(v) for k, v in sorted(self.locations.items())},
+        }
+
+    def conditions(self) -> frozenset[str]:
+        """Class-level facts of the current state: "duck INSIDE tray", "duck HELD", "apple ON table"."""
+        return relations.facts(self.world)
+
+    # ------------------------------------------------------------------ skills
+    def _run(self, action: str, run: Callable[[], str]) -> StepResult:
+        """Run a skill; its reason ('' = success) prefixed with the action, and the facts it changed."""
+        before = self.conditions()
+        reason = run()
+        self._seen = None
+        after = self.conditions()
+        changes = tuple([f"+ {f}" for f in sorted(after - before)] + [f"- {f}" for f in sorted(before - after)])
+        if reason:
+            return StepResult(False, f"{action}: {reason}", changes)
+        return StepResult(True, "", changes)
+
+    def _unknown(self, action: str, name: str) -> StepResult:
+        known = ", ".join(sorted([*self.world.bodies, *self.aliases, *self.locations]))
+        return StepResult(False, f"{action}: no object {name!r} here (known: {known})")
+
+    def go_home(self) -> StepResult:
+        """Back to the home pose (keeps holding what it holds)."""
+        return self._run("go_home", self.skills.go_home)
+
+    def goto(self, name: str) -> StepResult:
+        """Above an item (ready to grasp), over a container (ready to release into it) or at a taught spot."""
+        target = self._target(name)
+        if target is None:
+            return self._unknown("goto", name)
+        return self._run("goto", lambda: self.skills.goto(target, normalize(name)))
+
+    def grasp(self) -> StepResult:
+        """Descend onto the item under the gripper, close on it, check both fingers touch it, lift it."""
+        return self._run("grasp", self.skills.grasp)
+
+    def release(self) -> StepResult:
+        """Open the gripper and let what it held come to rest."""
+        return self._run("release", self.skills.release)
+
+    def pickup(self, name: str) -> StepResult:
+        """goto(name), then grasp()."""
+        body = self.resolve(name)
+        if body is None:
+            return self._unknown("pickup", name)
+        return self._run("pickup", lambda: self.skills.pickup(body))
+
+    def grab_and_putin(self, item: str, container: str) -> StepResult:
+        """Pick the item up, release it into the container, go home; fails unless it ends inside."""
+        first, second = self.resolve(item), self.resolve(container)
+        if first is None:
+            return self._unknown("grab_and_putin", item)
+        if second is None:
+            return self._unknown("grab_and_putin", container)
+        return self._run("grab_and_putin", lambda: self.skills.grab_and_putin(first, second))
+
+    # ------------------------------------------------------------------ motion primitives (Vocal Sandbox)
+    def ee_pose(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
+        """The gripper point's position (m) and the hand's orientation quaternion (x, y, z, w)."""
+        ee, q = self.world.arm.ee_pose()
+        return (float(ee[0]), float(ee[1]), float(ee[2])), tuple(float(v) for v in q)  # type: ignore[return-value]
+
+    def move_ee(self, position: Sequence[float], orientation: Sequence[float] | None = None) -> StepResult:
+        """Move the gripper point along a straight line to `position` (orientation default: unchanged)."""
+        return self._run("move_ee", lambda: self.skills.move_ee(position, orientation))
+
+    def follow(self, positions: np.ndarray, orientations: np.ndarray | None = None, dt: float = 1 / 60) -> StepResult:
+        """Track a Cartesian trajectory (N, 3) [with orientations (N, 4)], one point per `dt` seconds."""
+        return self._run("follow", lambda: self.skills.follow(positions, orientations, dt))
+
+    def record_demo(self, waypoints: Sequence[Sequence[float]], rate_hz: float = 20.0,
+                    speed: float = 0.15) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Move through waypoints like a teleoperated demonstration; (times, positions, quaternions) at rate_hz."""
+        try:
+            return self.skills.record_demo(waypoints, rate_hz, speed)
+        finally:
+            self._seen = None
+
+    # ------------------------------------------------------------------ teaching
+    def name_object(self, name: str, where: Sequence[float]) -> StepResult:
+        """Teach a name for the object at a pixel (u, v) of the camera image, or nearest a point (x, y, z)."""
+        key = normalize(name)
+        problem = self._bad_new_name(key)
+        if problem:
+            return StepResult(False, f"name_object: {problem}")
+        if len(where) == 2:
+            u, v = int(where[0]), int(where[1])
+            try:
+                body = self.observe().object_at_pixel(u, v)
+            except ValueError as exc:
+                return StepResult(False, f"name_object: {exc}")
+            if body is None:
+                return StepResult(False, f"name_object: no object at pixel ({u}, {v})")
+        elif len(where) == 3:
+            body = self._body_near(np.asarray(where, dtype=float))
+            if body is None:
+                return StepResult(False, "name_object: no object within 5 cm of ({:.2f}, {:.2f}, {:.2f})".format(
+                    *where))
+        else:
+            return StepResult(False, "name_object: give a pixel (u, v) or a point (x, y, z)")
+        self.aliases[key] = body
+        return StepResult(True, "", (f"+ {key} NAMES {body}",))
+
+    def add_location(self, name: str, xyz: Sequence[float]) -> StepResult:
+        """Teach a named spot (no object there); `goto(name)` then brings the gripper above it."""
+        key = normalize(name)
+        problem = self._bad_new_name(key)
+        if problem:
+            return StepResult(False, f"add_location: {problem}")
+        if len(xyz) != 3 or not all(np.isfinite(float(v)) for v in xyz):
+            return StepResult(False, "add_location: give a point (x, y, z)")
+        self.locations[key] = (float(xyz[0]), float(xyz[1]), float(xyz[2]))
+        return StepResult(True, "", (f"+ {key} LOCATION",))
+
+    def forget(self, name: str) -> bool:
+        """Drop a taught name or spot; whether there was one."""
+        key = normalize(name)
+        return self.aliases.pop(key, None) is not None or self.locations.pop(key, None) is not None
+
+    def _bad_new_name(self, key: str) -> str:
+        if not _NAME.fullmatch(key):
+            return f"{key!r} is not a usable name (lower-case letters, digits, underscores)"
+        if key in self.world.bodies or key in CATALOGUE or key in SKILLS or key in (relations.TABLE, "hands"):
+            return f"{key!r} already names something else"
+        if key in self.aliases or key in self.locations:
+            return f"{key!r} is already taught (forget it first)"
+        return ""
+
+    def _body_near(self, point: np.ndarray) -> str | None:
+        best: tuple[float, str] | None = None
+        for name in self.world.bodies:
+            low, high = self.world.aabb(name)
+            distance = float(np.linalg.norm(point - np.clip(point, low, high)))
+            if distance <= 0.05 and (best is None or distance < best[0]):
+                best = (distance, name)
+        return best[1] if best else None
+
+    # ------------------------------------------------------------------ perception
+    def observe(self) -> Observation:
+        """What the fixed camera sees now (rendered once per state; cached until the next motion or reset)."""
+        if self._seen is None or self._seen[0] != self.world.steps:
+            labels = {body.uid: name for name, body in self.world.bodies.items()}
+            self._seen = (self.world.steps, perceive(self.world.client, self.camera, labels))
+        return self._seen[1]
+
+    def image(self) -> np.ndarray:
+        """The camera's RGB image, (H, W, 3) uint8."""
+        return self.observe().rgb
+
+    def save_image(self, path: str | Path) -> Path:
+        """Write the camera's RGB image as PNG."""
+        return save_png(path, self.image())
+
+    def pixel_to_point(self, u: int, v: int) -> tuple[float, float, float]:
+        """The world point at pixel (u, v) (column, row), lifted with the depth image and the camera's intrinsics."""
+        return self.observe().pixel_to_point(u, v)
+
+    def object_at_pixel(self, u: int, v: int) -> str | None:
+        """The object at pixel (u, v) in the segmentation image, or None."""
+        return self.observe().object_at_pixel(u, v)

@@ -1,0 +1,379 @@
+"""The robot's skills, executed with real motion, each returning '' on success or the reason it failed, in words.
+
+Vocal Sandbox's seed skills (`go_home`, `goto`, `grasp`, `release`, `pickup`) and ProgPrompt's tabletop primitive
+(`grab_and_putin`), plus the motion primitives taught skills are made of (`move_ee`, `follow`, `record_demo`).
+
+- `goto(x)` brings the open gripper 5 cm above an item, turned to grasp it; over a container it brings what the
+  gripper holds over the container's centre, turned to fit its long side, low enough to drop gently (its bottom
+  1.5 cm above the floor) but with the hand above the rim; at a taught spot it hovers above the spot.
+- `grasp()` descends onto the item under the gripper, closes the fingers and checks that both touch it; the item is
+  then fixed to the hand by a constraint (a common simulator practice: the grasp does not rely on friction). With
+  probability `slip_probability` (a seeded draw per grasp) it slips out instead.
+- `release()` opens the gripper and waits until the dropped item comes to rest.
+- Moves go up to a travel height above everything on the table, across, then down, along straight lines.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...errors import DataError
+from .arm import HOME, TICK, Arm, top_down
+from .bodies import Quat, rotation, to_local, to_world, yaw_of
+from .grasp_planning import HAND_ABOVE, rank_yaws
+from .kinematics import forward
+from .relations import inside
+from .world import TABLE_Z, TIME_STEP, World
+
+HOVER = 0.05             # gripper point above an item's top before grasping
+RIM_CLEARANCE = 0.025    # fingertips above a container's rim after goto(container) with nothing held
+HAND_CLEARANCE = 0.015   # the hand's lowest point above a container's rim when releasing into it
+TRAVEL_CLEARANCE = 0.04  # held item's (or fingertips') bottom above everything while travelling
+MIN_TRAVEL_Z = 0.22
+MAX_TRAVEL_Z = 0.50
+FINGERTIP = 0.012        # fingertips reach this far below the gripper point
+REACH_TOLERANCE = 0.01   # a pose whose IK solution misses by more than this is out of reach
+ARRIVAL_TOLERANCE = 0.01
+SPOT_STEP = 0.005        # grid step when looking for a free spot to drop into a container
+FINGER_MARGIN = 0.025    # the closed fingers reach this far beyond a held item's footprint, along their axis
+
+
+def _fold(yaw: float) -> float:
+    """A gripper heading in (−π/2, π/2]: the two fingers are interchangeable."""
+    yaw = math.remainder(yaw, math.pi)
+    return yaw if yaw > -math.pi / 2 else yaw + math.pi
+
+
+class Skills:
+    """Skills over one World; `rng` draws grasp slips (seeded by the environment)."""
+
+    def __init__(self, world: World, rng: random.Random, slip_probability: float = 0.0) -> None:
+        self.world = world
+        self.rng = rng
+        self.slip_probability = slip_probability
+
+    # ------------------------------------------------------------------ geometry helpers
+    @property
+    def arm(self) -> Arm:
+        return self.world.arm
+
+    def _hang(self) -> float:
+        """How far below the gripper point the lowest part of what it carries reaches."""
+        held = self.world.held_name()
+        ee, _ = self.arm.ee_pose()
+        if held is None:
+            return FINGERTIP
+        return max(FINGERTIP, float(ee[2]) - self.world.bottom(held))
+
+    def _travel_z(self) -> float:
+        held = self.world.held_name()
+        tops = [self.world.top(n) for n in self.world.bodies if n != held]
+        z = max([TABLE_Z, *tops]) + self._hang() + TRAVEL_CLEARANCE
+        return min(MAX_TRAVEL_Z, max(MIN_TRAVEL_Z, z))
+
+    def grasp_point(self, name: str) -> np.ndarray:
+        """Where the fingers close on an item: its grasp offset, `grasp_z()` above its lowest point."""
+        body = self.world.bodies[name]
+        spec = body.spec
+        point = to_world(self.world.client, body, (*spec.grasp_offset, 0.0))
+        bottom, top = self.world.bottom(name), self.world.top(name)
+        point[2] = min(bottom + spec.grasp_z(), top - 0.008)
+        return point
+
+    def grasp_yaw(self, name: str) -> float:
+        """The gripper's heading for grasping `name`: across its grasp axis, turned away from the neighbours, and
+        one the arm can reach (near the edge of the workspace a quarter turn can decide)."""
+        body = self.world.bodies[name]
+        base = yaw_of(self.world.orientation(name)) + body.spec.grasp_yaw
+        point = self.grasp_point(name)
+        ranked = [_fold(yaw) for yaw in rank_yaws(self.world, name, point, base)]
+        if len(ranked) > 1:
+            hover = np.array([point[0], point[1], self.world.top(name) + HOVER])
+            for yaw in ranked:
+                if not self._out_of_reach(hover, top_down(yaw)):
+                    return yaw
+        return ranked[0]
+
+    def _current_yaw(self) -> float:
+        _, q = self.arm.ee_pose()
+        return _fold(yaw_of(q))
+
+    # ------------------------------------------------------------------ motion
+    def _out_of_reach(self, position: np.ndarray, orientation: Quat) -> bool:
+        _, error, angle = self.arm.solve(position, orientation)
+        return error > REACH_TOLERANCE or angle > 0.1
+
+    def _transit(self, goal: np.ndarray, orientation: Quat) -> str:
+        """Up to travel height, across, down to `goal`; '' or why it stopped."""
+        ee, q = self.arm.ee_pose()
+        if float(np.linalg.norm(goal[:2] - ee[:2])) > 0.02:
+            travel = max(self._travel_z(), float(goal[2]))
+            up = np.array([ee[0], ee[1], travel])
+            if ee[2] < travel - 0.005 and not self._out_of_reach(up, q):   # too near the base: go across at once
+                self.arm.move_line(up, q, tolerance=0.015, settle=0.15)
+            above = np.array([goal[0], goal[1], travel])
+            if self._out_of_reach(above, orientation):
+                return f"({goal[0]:.2f}, {goal[1]:.2f}) is out of reach"
+            self.arm.move_line(above, orientation, tolerance=0.015, settle=0.15)
+        error = self.arm.move_line(goal, orientation, speed=0.3)
+        if error > ARRIVAL_TOLERANCE:
+            return self._stopped(error)
+        return ""
+
+    def _stopped(self, error: float) -> str:
+        """Why a move ended short: what the arm (or what it holds) is pressing against."""
+        world, held = self.world, self.world.held_name()
+        blockers = [name for name, body in world.bodies.items() if name != held and (
+            world.client.getContactPoints(self.arm.uid, body.uid)
+            or (held is not None and world.contacts(held, name)))]
+        if not blockers and world.client.getContactPoints(self.arm.uid, world.table):
+            blockers = ["the table"]
+        by = f"blocked by {', '.join(repr(b) if b != 'the table' else b for b in blockers)}" if blockers \
+            else "blocked"
+        return f"stopped {error * 100:.1f} cm short of the goal ({by})"
+
+    def go_home(self) -> str:
+        home = forward(HOME)
+        reason = self._transit(home[:3, 3], top_down(0.0))
+        if reason:
+            return reason
+        error = self.arm.move_joints(HOME)
+        return "" if error < 0.05 else "could not settle at home"
+
+    def goto(self, target: str | np.ndarray, label: str = "") -> str:
+        """Above an item (to grasp it), above a container (to release into it) or at a taught spot."""
+        world = self.world
+        held = world.held_name()
+        label = label or (target if isinstance(target, str) else "that spot")
+        if isinstance(target, str):
+            if target == held:
+                return ""
+            spec = world.bodies[target].spec
+            if spec.is_container:
+                goal, yaw = self._over_container(target)
+            elif held is None:
+                point = self.grasp_point(target)
+                goal = np.array([point[0], point[1], world.top(target) + HOVER])
+                yaw = self.grasp_yaw(target)
+            else:
+                point = world.centre(target)
+                goal = np.array([point[0], point[1], world.top(target) + self._hang() + 0.02])
+                yaw = self._current_yaw()
+        else:
+            point = np.asarray(target, dtype=float)
+            lift = self._hang() + 0.02 if held is not None else HOVER
+            goal = np.array([point[0], point[1], max(float(point[2]), TABLE_Z) + lift])
+            yaw = self._current_yaw()
+        orientation = top_down(yaw)
+        if self._out_of_reach(goal, orientation):
+            return f"'{label}' is out of reach"
+        return self._transit(goal, orientation)
+
+    def _over_container(self, name: str) -> tuple[np.ndarray, float]:
+        """Where to put the gripper to release into a container: the held item's centre over the container's
+        centre, its long side along the container's, its bottom 1.5 cm above the floor but the hand 1.5 cm above
+        the rim; with nothing held, just above the rim."""
+        world = self.world
+        shape = world.bodies[name].spec.container
+        assert shape is not None
+        base = float(world.origin(name)[2])
+        centre = to_world(world.client, world.bodies[name], (0.0, 0.0, 0.0))
+        yaw = _fold(yaw_of(world.orientation(name)))
+        held = world.held_name()
+        if held is None:
+            return np.array([centre[0], centre[1], base + shape.rim + FINGERTIP + RIM_CLEARANCE]), yaw
+        ee, q = self.arm.ee_pose()
+        offset = rotation(top_down(yaw)) @ (rotation(q).T @ (world.centre(held) - ee))
+        spot, below = self._free_spot(name, held)
+        floor = max(base + shape.floor, below)
+        z = max(floor + self._hang() + 0.015, base + shape.rim + HAND_CLEARANCE - HAND_ABOVE)
+        return np.array([spot[0] - offset[0], spot[1] - offset[1], z]), yaw
+
+    def _free_spot(self, container: str, held: str) -> tuple[np.ndarray, float]:
+        """Where in `container` to drop `held` (world x, y) and the highest top of the contents under it there:
+        the centre when the container is empty, else the spot farthest from what is already inside (so a second
+        item does not land on the first), keeping the held item and the fingers around it (they close along the
+        container's local y, the hand being turned to the container) within the inner walls."""
+        world = self.world
+        body = world.bodies[container]
+        shape = body.spec.container
+        assert shape is not None
+        reach = max(world.bodies[held].spec.footprint) / 2
+        contents = [(to_local(world.client, body, world.centre(n))[:2], max(world.bodies[n].spec.footprint) / 2,
+                     world.top(n)) for n in world.bodies if n != held and inside(world, n, container)]
+        spot = np.zeros(2)
+        if contents:
+            mx = max(0.0, shape.half_x - reach)
+            my = max(0.0, shape.half_y - reach - FINGER_MARGIN)
+            best = -math.inf
+            for x in np.linspace(-mx, mx, 2 * round(mx / SPOT_STEP) + 1):
+                for y in np.linspace(-my, my, 2 * round(my / SPOT_STEP) + 1):
+                    if shape.footprint == "circle" and (math.hypot(x, y) > shape.half_x - reach or math.hypot(
+                            x, abs(y) + reach + FINGER_MARGIN) > shape.half_x):
+                        continue
+                    here = np.array([x, y])
+                    gap = min(float(np.linalg.norm(here - c)) - r for c, r, _ in contents)
+                    if gap > best + 1e-6:
+                        best, spot = gap, here
+        below = max((top for c, r, top in contents if float(np.linalg.norm(spot - c)) < r + reach), default=-math.inf)
+        point = to_world(world.client, body, (float(spot[0]), float(spot[1]), 0.0))
+        return point[:2], below
+
+    def _under_gripper(self) -> str | None:
+        """The item whose grasp point lies within 3 cm of the gripper's vertical line, below it (highest first)."""
+        ee, _ = self.arm.ee_pose()
+        best: tuple[float, str] | None = None
+        for name, body in self.world.bodies.items():
+            if body.spec.is_container or name == self.world.held_name():
+                continue
+            point = self.grasp_point(name)
+            top = self.world.top(name)
+            if float(np.linalg.norm(point[:2] - ee[:2])) <= 0.03 and top <= ee[2] + 0.01 and (
+                    best is None or top > best[0]):
+                best = (top, name)
+        return best[1] if best else None
+
+    def grasp(self) -> str:
+        """Descend onto the item under the gripper, close, check both fingers touch it, attach it, lift."""
+        held = self.world.held_name()
+        if held is not None:
+            return f"already holding '{held}'"
+        start, _ = self.arm.ee_pose()
+        target = self._under_gripper()
+        if target is not None:
+            point = self.grasp_point(target)
+            self.arm.move_line(point, top_down(self.grasp_yaw(target)), speed=0.25)
+        self.arm.move_fingers(0.0)
+        both = target is not None and all(self.arm.touching(self.world.bodies[target].uid))
+        slipped = both and self.rng.random() < self.slip_probability
+        if both and not slipped:
+            self.arm.attach(self.world.bodies[target].uid)   # type: ignore[index]
+            self.arm.set_fingers(self.arm.finger_width() / 2)
+        else:
+            self.arm.move_fingers(0.04)
+        if target is None:
+            return "the gripper closed on nothing"
+        ee, q = self.arm.ee_pose()
+        self.arm.move_line(np.array([ee[0], ee[1], max(float(start[2]), float(ee[2]) + 0.05)]), q, speed=0.25)
+        if slipped:
+            return f"the {target} slipped out of the gripper"
+        if not both:
+            touched = [name for name, body in self.world.bodies.items()
+                       if any(self.arm.touching(body.uid))]
+            return f"the gripper missed '{target}'" + (f" (it touched '{touched[0]}')" if touched else "")
+        if self.world.held_name() != target:
+            return f"lost '{target}' while lifting it"
+        return ""
+
+    def release(self) -> str:
+        """Open the gripper; whatever it held drops and comes to rest."""
+        self.arm.detach()
+        self.arm.move_fingers(0.04, timeout=0.4)
+        self.world.settle(1.5)
+        return ""
+
+    def pickup(self, name: str) -> str:
+        held = self.world.held_name()
+        if held == name:
+            return ""
+        if held is not None:
+            return f"already holding '{held}'"
+        if self.world.bodies[name].spec.is_container:
+            return f"'{name}' is a container and cannot be picked up"
+        return self.goto(name) or self.grasp()
+
+    def grab_and_putin(self, item: str, container: str) -> str:
+        """Pick `item` up, carry it over `container`, release it, go home; '' only if it ends inside. When the
+        carry fails the item is let go where the arm stopped, and the arm goes home whatever happened, so the
+        next pick-and-place starts from the same pose with an empty gripper."""
+        if not self.world.bodies[container].spec.is_container:
+            return f"'{container}' is not a container"
+        if self.world.bodies[item].spec.is_container:
+            return f"'{item}' is a container and cannot be picked up"
+        reason = self.pickup(item)
+        if not reason:
+            reason = self.goto(container)
+            self.release()  # blocked or not, the gripper opens: a failed pick-and-place holds nothing afterwards
+        self.go_home()
+        if reason:
+            return reason
+        if not inside(self.world, item, container):
+            return f"'{item}' landed outside '{container}'"
+        return ""
+
+    # ------------------------------------------------------------------ motion primitives
+    def move_ee(self, position: Sequence[float], orientation: Sequence[float] | None = None) -> str:
+        """A straight line to a pose (orientation default: keep the current one)."""
+        goal = np.asarray(position, dtype=float)
+        _, current = self.arm.ee_pose()
+        q: Quat = tuple(float(v) for v in orientation) if orientation is not None else current  # type: ignore[assignment]
+        if self._out_of_reach(goal, q):
+            return f"({goal[0]:.2f}, {goal[1]:.2f}, {goal[2]:.2f}) is out of reach"
+        error = self.arm.move_line(goal, q)
+        return "" if error <= ARRIVAL_TOLERANCE else self._stopped(error)
+
+    def follow(self, positions: np.ndarray, orientations: np.ndarray | None = None, dt: float = 1 / 60) -> str:
+        """Track a Cartesian trajectory, one point per `dt` seconds; '' if it ends within 1 cm of the last point."""
+        points = np.asarray(positions, dtype=float).reshape(-1, 3)
+        if len(points) == 0:
+            return "empty trajectory"
+        _, current = self.arm.ee_pose()
+        quats = (np.asarray(orientations, dtype=float).reshape(-1, 4) if orientations is not None
+                 else np.tile(np.array(current), (len(points), 1)))
+        if len(quats) != len(points):
+            return f"{len(points)} positions but {len(quats)} orientations"
+        for k in range(0, len(points), max(1, len(points) // 20)):
+            if self._out_of_reach(points[k], tuple(quats[k])):
+                return f"point {k} ({points[k][0]:.2f}, {points[k][1]:.2f}, {points[k][2]:.2f}) is out of reach"
+        if self._out_of_reach(points[-1], tuple(quats[-1])):
+            return "the trajectory's last point is out of reach"
+        per_point = max(1, round(dt / TIME_STEP))
+        for point, quat in zip(points, quats, strict=True):
+            self.arm.command(self.arm.ik(point, tuple(quat)))
+            self.world.step(per_point)
+        error = self.arm.hold(points[-1], tuple(quats[-1]))
+        return "" if error <= ARRIVAL_TOLERANCE else f"ended {error * 100:.1f} cm from the goal"
+
+    def record_demo(self, waypoints: Sequence[Sequence[float]], rate_hz: float = 20.0,
+                    speed: float = 0.15) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Move through waypoints (x, y, z) or (x, y, z, qx, qy, qz, qw) like a teleoperated demonstration,
+        recording the end effector's pose every 1/rate_hz seconds: (times (T,), positions (T, 3), quats (T, 4))."""
+        times: list[float] = []
+        positions: list[np.ndarray] = []
+        quats: list[tuple[float, ...]] = []
+        start = self.world.time
+        every = max(1, round(1.0 / rate_hz / (TIME_STEP * TICK)))
+        ticks = 0
+
+        def sample() -> None:
+            nonlocal ticks
+            if ticks % every == 0:
+                ee, q = self.arm.ee_pose()
+                times.append(self.world.time - start)
+                positions.append(ee)
+                quats.append(q)
+            ticks += 1
+
+        for k, waypoint in enumerate(waypoints):
+            values = [float(v) for v in waypoint]
+            if len(values) not in (3, 7) or not all(math.isfinite(v) for v in values):
+                raise DataError(f"record_demo: waypoints[{k}]: expected (x, y, z) or (x, y, z, qx, qy, qz, qw)")
+            q = tuple(values[3:]) if len(values) == 7 else self.arm.ee_pose()[1]
+            if self._out_of_reach(np.array(values[:3]), q):
+                raise DataError(f"record_demo: waypoints[{k}]: ({values[0]:.2f}, {values[1]:.2f}, "
+                                f"{values[2]:.2f}) is out of reach")
+        sample()
+        self.arm.on_tick = sample
+        try:
+            for waypoint in waypoints:
+                values = [float(v) for v in waypoint]
+                _, q = self.arm.ee_pose()
+                target_q = tuple(values[3:7]) if len(values) >= 7 else q
+                self.arm.move_line(np.array(values[:3]), target_q, speed=speed, settle=0.2)
+        finally:
+            self.arm.on_tick = None
+        return np.array(times), np.array(positions).reshape(-1, 3), np.array(quats).reshape(-1, 4)

@@ -1,0 +1,75 @@
+"""EAI action sequencing through the one loop: one episode per task (the answer, what it cost, and EAI's own
+verdict on it), written to the results store, and EAI's evaluator over every stored answer for the official
+numbers.
+
+Per-task verdicts feed the progress bar, per-task tables and reports; the headline metrics always come from
+one run of EAI's evaluator over all the answers (`EaiEvaluation.metrics`, EAI's percentages), as the benchmark
+reports them. Both run EAI's evaluator in a subprocess with PYTHONHASHSEED pinned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..datasets.eai_actions import EaiTask
+from ..errors import SituatedError
+from ..llm.base import LLM
+from ..planners.eai import plan_grounded, plan_task
+from .eai import EaiEvaluation, evaluate
+from .eai_check import scene_checker
+from .episode import Cost, Episode
+from .runner import Progress, run_episodes
+from .store import ResultsStore, fingerprint
+
+EAI_METRICS: tuple[str, ...] = ("success", "executable")
+OPEN_LOOP, GROUNDED = "open loop", "grounded"
+
+
+def mode(repairs: int) -> str:
+    """How a run is labelled: the benchmark's own setting (the model alone) or our grounded variant."""
+    return GROUNDED if repairs > 0 else OPEN_LOOP
+
+
+def eai_episode(task: EaiTask, run: int, llm: LLM, protocol: str, *, repairs: int, workdir: Path,
+                **plan_options: Any) -> Episode:
+    """Plan one task (open loop, or grounded with at most `repairs` rewrites) and have EAI judge the answer."""
+    if repairs > 0:
+        plan = plan_grounded(llm, task, protocol, check=scene_checker(task), repairs=repairs, **plan_options)
+    else:
+        plan = plan_task(llm, task, protocol, **plan_options)
+    verdict = evaluate({task.task_id: plan.text}, protocol, workdir=workdir / "tasks" / task.task_id.replace("/", "_"))
+    info = verdict.per_task.get(task.task_id) or {}
+    metrics = {"success": float(verdict.metrics["successes"] == 1),
+               "executable": float(verdict.metrics["executable"] == 1)}
+    details = {"protocol": protocol, "mode": mode(repairs), "answer": plan.text,
+               "steps": [s.script() for s in plan.steps], "rejected": list(plan.rejected), "repairs": plan.repairs,
+               "truncated": plan.truncated, "checked_ok": plan.checked_ok, "error_type": info.get("error_type"),
+               "error": {k: v for k, v in info.items() if k in ("error_type", "error_action", "executable")}}
+    cost = Cost(tokens=plan.completion_tokens, prompt_tokens=plan.prompt_tokens, calls=plan.calls,
+                model_seconds=plan.seconds)
+    return Episode(task.task_id, task.task_name, run, metrics, cost=cost, details=details)
+
+
+def eai_config(tasks: Sequence[EaiTask], **settings: Any) -> dict[str, Any]:
+    """The configuration key of an EAI evaluation: the settings plus a digest of the tasks' prompts and goals."""
+    return {**settings, "tasks": fingerprint([(t.task_id, t.released_prompt, t.node_goals, t.edge_goals,
+                                               t.action_goals) for t in tasks])}
+
+
+def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM, protocol: str, *, repairs: int, out: Path | None,
+                 config: Mapping[str, Any], workdir: Path, on_progress: Progress | None = None,
+                 **plan_options: Any) -> tuple[list[Episode], EaiEvaluation]:
+    """Answer every task (resuming from the results store `out`), then score all answers with EAI's evaluator."""
+    if repairs < 0:
+        raise SituatedError(f"--repairs must be >= 0, got {repairs}")
+
+    def make() -> Callable[[EaiTask, int], Episode]:
+        return lambda task, run: eai_episode(task, run, llm, protocol, repairs=repairs, workdir=workdir,
+                                             **plan_options)
+
+    with ResultsStore(out, {**config, "protocol": protocol, "repairs": repairs}, system="eai") as store:
+        episodes = run_episodes(tasks, 1, make, store, on_progress=on_progress)
+    answers = {e.task: str(e.details["answer"]) for e in episodes}
+    return episodes, evaluate(answers, protocol, workdir=workdir / "all")

@@ -1,0 +1,98 @@
+"""Build a report of results stores: read the runs, compute every section, return a `Document`.
+
+    runs = load_runs([Path("runs/a"), Path("runs/b")])
+    document = build_report(runs, Options(seed=0, maps=12))
+    Path("report.html").write_text(render_html(document))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+from .report_document import Document, Section
+from .report_household import failures, per_task
+from .report_html import render_html
+from .report_markdown import render_markdown
+from .report_navigation import by_length, episodes_table, route_maps, stops
+from .report_runs import RunResults, load_runs
+from .report_sections import Options, comparison, cost, intervals, intro, method, metrics_of, papers, results
+
+__all__ = ["FORMATS", "Options", "build_report", "load_runs", "report_of", "write_report"]
+
+FORMATS = ("html", "md")
+DEFAULT_OPTIONS = Options()
+
+
+def build_report(runs: Sequence[RunResults], options: Options = DEFAULT_OPTIONS) -> Document:
+    """Every section of the report of `runs` (all of one system, as `load_runs` returns them)."""
+    system = runs[0].system
+    cis = intervals(runs, options)
+    compared, differences = comparison(runs, options)
+    paper_section, paper_rows = papers(runs, cis)
+    cost_section, costs = cost(runs)
+    sections: list[Section | None] = [intro(runs), results(runs, cis, options), compared, paper_section]
+    maps = 0
+    if system == "household":
+        sections += [per_task(runs), cost_section, failures(runs)]
+    else:
+        map_section, maps = route_maps(runs, options)
+        sections += [by_length(runs), map_section, stops(runs), cost_section, episodes_table(runs)]
+    sections.append(method(system, options))
+    summary: dict[str, Any] = {
+        "system": system,
+        "runs": [{"label": r.label, "path": str(r.path), "episodes": len(r.episodes), "tasks": r.tasks,
+                  "runs": r.runs, "metrics": {m.key: ci[m.key].to_dict() for m in metrics_of(system)}}
+                 for r, ci in zip(runs, cis, strict=True)],
+        "differences": differences, "cost": costs, "paper_rows": paper_rows, "maps": maps,
+        "seed": options.seed, "resamples": options.resamples,
+    }
+    names = " vs ".join(r.label for r in runs[:4]) + (f" and {len(runs) - 4} more" if len(runs) > 4 else "")
+    title = f"{'Household' if system == 'household' else 'Navigation'} evaluation report"
+    return Document(title, names, tuple(s for s in sections if s is not None), summary)
+
+
+def report_of(directories: Sequence[Path], options: Options = DEFAULT_OPTIONS) -> Document:
+    """`load_runs` then `build_report`."""
+    return build_report(load_runs(directories), options)
+
+
+def _write(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError as err:
+        raise DataError(f"{path}: cannot write the report ({err.strerror or err})") from None
+
+
+def write_report(document: Document, out: Path, fmt: str = "html") -> list[Path]:
+    """Write `document` to `out` as "html" (one self-contained file) or "md" (the Markdown file and its figures
+    in `<out stem>_figures/` beside it); returns the files written."""
+    if fmt not in FORMATS:
+        raise DataError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+    out = Path(out)
+    if out.is_dir():
+        raise DataError(f"{out}: is a directory; give a file name for the report")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DataError(f"{out.parent}: cannot create ({err.strerror or err})") from None
+    if fmt == "html":
+        _write(out, render_html(document).encode("utf-8"))
+        return [out]
+    folder = out.with_name(f"{out.stem}_figures")
+    text, files = render_markdown(document, folder.name)
+    written = [out]
+    if files:
+        try:
+            folder.mkdir(exist_ok=True)
+        except OSError as err:
+            raise DataError(f"{folder}: cannot create ({err.strerror or err})") from None
+        for name, data in files.items():
+            _write(folder / name, data)
+            written.append(folder / name)
+    _write(out, text.encode("utf-8"))
+    return written

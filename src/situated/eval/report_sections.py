@@ -1,0 +1,287 @@
+"""Sections every report has, whatever the system: what is compared, the overall numbers with bootstrap
+intervals, differences between runs, the papers' numbers, cost, and how the numbers were computed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .bootstrap import Interval, bootstrap, bootstrap_differences
+from .papers import PaperResult, comparable, run_setting, run_split
+from .report_document import Block, Details, Section, Table, Text
+from .report_figures import metric_bars
+from .report_runs import HEADLINE, RunResults, differing_settings, variant_name
+from .summary import Stat, summarize
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How a report shows one metric: its episode key, column label, display scale and number format."""
+
+    key: str
+    label: str
+    scale: float = 1.0
+    digits: int = 2
+    higher_is_better: bool = True
+
+    def show(self, value: float) -> str:
+        return f"{value * self.scale:.{self.digits}f}"
+
+    def show_stat(self, value: Stat) -> str:
+        return f"{self.show(value.mean)} ± {self.show(value.std)}"
+
+    def show_interval(self, value: Interval) -> str:
+        return f"[{self.show(value.low)}, {self.show(value.high)}]"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a report's numbers depend on beyond the episodes."""
+
+    seed: int = 0
+    resamples: int = 2000
+    level: float = 0.95
+    maps: int = 12
+
+
+HOUSEHOLD = (Metric("success", "SR"), Metric("gcr", "GCR"), Metric("exec", "Exec"), Metric("precision", "precision"))
+NAVIGATION = (Metric("tc", "TC %", 100, 1), Metric("spd", "SPD (hops)", 1, 1, higher_is_better=False),
+              Metric("kpa", "KPA %", 100, 1), Metric("kpa_corrected", "KPA corrected %", 100, 1))
+PAPER_METRICS = {"household": ("success", "gcr", "exec"), "navigation": ("tc", "spd", "kpa")}
+COMMANDS = {"household": "situated eval progprompt", "navigation": "situated navigate"}
+
+
+def metrics_of(system: str) -> tuple[Metric, ...]:
+    return HOUSEHOLD if system == "household" else NAVIGATION
+
+
+def _settings_text(run: RunResults) -> str:
+    shown = [n for n in HEADLINE if n in run.config and n not in ("model", "dataset", "split")]
+    return ", ".join(f"{n}={run.setting(n)}" for n in shown)
+
+
+# ---------------------------------------------------------------------------------------------- what
+def intro(runs: Sequence[RunResults]) -> Section:
+    """What the report compares: one row per run, the settings that differ, the full configurations."""
+    system = runs[0].system
+    differ = differing_settings(runs)
+    if len(runs) == 1:
+        scope = "one run"
+        contrast = ""
+    elif differ:
+        scope = f"{len(runs)} runs"
+        contrast = (" The runs differ in " + ", ".join(f"{n} ({' / '.join(r.setting(n) for r in runs)})"
+                                                       for n in differ)
+                    + "; everything else is the same. The first run is the reference the others are compared with.")
+    else:
+        scope = f"{len(runs)} runs"
+        contrast = (" The runs have the same settings (repeated evaluations). The first run is the reference the "
+                    "others are compared with.")
+    blocks: list[Block] = [Text(f"This report summarizes {scope} of the {system} evaluation ({COMMANDS[system]} "
+                                f"--out DIR), read from their results stores.{contrast}")]
+    rows = []
+    for index, run in enumerate(runs, start=1):
+        where = run.setting("dataset") + " " if system == "navigation" else ""
+        rows.append((str(index), run.label, run.setting("model"), where + run.setting("split"), _settings_text(run),
+                     str(len(run.episodes)), str(run.tasks), str(run.runs), str(run.path)))
+    blocks.append(Table("Runs compared", ("#", "run", "model", "split", "settings", "episodes", "tasks", "runs",
+                                          "directory"), tuple(rows), frozenset({5, 6, 7})))
+    keys = sorted({k for r in runs for k in r.config})
+    config_rows = tuple((k, *(json.dumps(r.config.get(k)) for r in runs)) for k in keys)
+    blocks.append(Details("Full configuration of each run (run.json)",
+                          (Table("Configuration", ("setting", *(r.label for r in runs)), config_rows),)))
+    return Section("What this compares", "what", tuple(blocks))
+
+
+# ---------------------------------------------------------------------------------------------- results
+def intervals(runs: Sequence[RunResults], options: Options) -> list[dict[str, Interval]]:
+    """Bootstrap intervals of every metric of every run."""
+    return [bootstrap(run.episodes, [m.key for m in metrics_of(run.system)], resamples=options.resamples,
+                      seed=options.seed, level=options.level) for run in runs]
+
+
+def results(runs: Sequence[RunResults], cis: Sequence[dict[str, Interval]], options: Options) -> Section:
+    """Overall numbers: mean ± std over runs and the bootstrap interval, per run; a figure when runs differ."""
+    metrics = metrics_of(runs[0].system)
+    level = f"{options.level:.0%}"
+    repeated = any(r.runs > 1 for r in runs)
+    header = ("run", "tasks × runs", *(f"{m.label} [{level} CI]" for m in metrics))
+    rows = []
+    for run, ci in zip(runs, cis, strict=True):
+        summary = summarize(run.episodes, [m.key for m in metrics])
+        rows.append((run.label, f"{summary.tasks} × {summary.runs}",
+                     *(f"{m.show_stat(summary[m.key]) if repeated else m.show(summary[m.key].mean)} "
+                       f"{m.show_interval(ci[m.key])}" for m in metrics)))
+    spread = "mean over tasks of each run, then mean ± std over runs" if repeated else "mean over tasks"
+    blocks: list[Block] = [Table(f"Overall ({spread}; {level} bootstrap CI over tasks)", header, tuple(rows),
+                                 frozenset(range(1, len(header))))]
+    if len(runs) > 1:
+        differ = differing_settings(runs)
+        shown = [m for m in metrics if m.scale != 1 or runs[0].system == "household"][:3]
+        names = [variant_name(r, differ) for r in runs]
+        if len(set(names)) < len(names):
+            names = [r.label for r in runs]
+        scale = shown[0].scale
+        series = {n: [ci[m.key].mean * scale for m in shown] for n, ci in zip(names, cis, strict=True)}
+        bounds = {n: [(ci[m.key].low * scale, ci[m.key].high * scale) for m in shown]
+                  for n, ci in zip(names, cis, strict=True)}
+        what = ", ".join(differ) if differ else "run"
+        caption = (f"{' / '.join(m.label for m in shown)} by {what} (bars: mean; whiskers: {level} bootstrap CI)")
+        blocks.append(metric_bars("metrics_by_variant", caption, [m.label for m in shown], series, bounds,
+                                  "percent" if scale == 100 else "rate", 100 if scale == 100 else 1.0))
+    return Section("Results", "results", tuple(blocks))
+
+
+def comparison(runs: Sequence[RunResults], options: Options) -> tuple[Section | None, list[dict]]:
+    """Each run against the first: differences with bootstrap intervals (and a JSON digest of them)."""
+    if len(runs) < 2:
+        return None, []
+    metrics = metrics_of(runs[0].system)
+    level = f"{options.level:.0%}"
+    reference = runs[0]
+    header = ("run", "vs", "paired", *(f"Δ {m.label} [{level} CI]" for m in metrics))
+    rows, digest = [], []
+    for run in runs[1:]:
+        cells = []
+        differences = bootstrap_differences(reference.episodes, run.episodes, [m.key for m in metrics],
+                                            resamples=options.resamples, seed=options.seed, level=options.level)
+        for m in metrics:
+            d = differences[m.key]
+            cells.append(f"{d.mean * m.scale:+.{m.digits}f} [{d.low * m.scale:+.{m.digits}f}, "
+                         f"{d.high * m.scale:+.{m.digits}f}]{' *' if d.excludes_zero else ''}")
+            digest.append({"run": run.label, "vs": reference.label, "metric": m.key, **d.to_dict()})
+        paired = differences[metrics[0].key].paired
+        rows.append((run.label, reference.label, "yes" if paired else "no", *cells))
+    blocks = (
+        Text(f"Differences are each later run minus {reference.label}. Paired: both ran the same tasks, and each "
+             "bootstrap replicate resamples the same tasks for both, so task difficulty cancels out. * marks an "
+             "interval that excludes 0: that difference is unlikely to be an accident of which tasks were "
+             "evaluated; one that spans 0 shows no clear difference. With few tasks the intervals are wide."),
+        Table("Differences against the first run", tuple(header), tuple(rows), frozenset(range(3, len(header)))),
+    )
+    return Section("Comparison", "comparison", blocks), digest
+
+
+# ---------------------------------------------------------------------------------------------- papers
+def _paper_value(row: PaperResult, key: str, metric: Metric) -> str:
+    if key not in row.metrics:
+        return "–"
+    scale = 1.0 if row.system == "navigation" else metric.scale  # VELMA rows are already in percent / hops
+    value = row.metrics[key] * scale
+    text = f"{value:.{metric.digits}f}"
+    if key in row.std:
+        text += f" ± {row.std[key] * scale:.{metric.digits}f}"
+    return text
+
+
+def papers(runs: Sequence[RunResults], cis: Sequence[dict[str, Interval]]) -> tuple[Section, int]:
+    """The papers' published rows for the runs' splits, beside the runs themselves, with caveats."""
+    system = runs[0].system
+    by_key = {m.key: m for m in metrics_of(system)}
+    keys = PAPER_METRICS[system]
+    header = ("source", "setting", "model", "split", *(by_key[k].label for k in keys), "tasks × runs", "same setting")
+    blocks: list[Block] = []
+    shown = 0
+    for split in dict.fromkeys(run_split(system, r.config) for r in runs):
+        members = [(r, ci) for r, ci in zip(runs, cis, strict=True) if run_split(system, r.config) == split]
+        rows = comparable(system, split)
+        settings = {run_setting(system, r.config) for r, _ in members}
+        ours = tuple((f"this report: {r.label}", run_setting(system, r.config),
+                      r.setting("model") if r.setting("model") != "–" else "none", split,
+                      *(by_key[k].show(ci[k].mean) for k in keys), f"{r.tasks} × {r.runs}", "")
+                     for r, ci in members)
+        theirs = tuple((f"{row.paper}{', ' + row.table if row.table else ''}", row.setting, row.model, row.split,
+                        *(_paper_value(row, k, by_key[k]) for k in keys), f"{row.tasks or '?'} × {row.runs}",
+                        "yes" if row.agent in settings else "")
+                       for row in rows)
+        shown += len(rows)
+        blocks.append(Table(f"Published numbers for {split or 'this split'}", header, ours + theirs,
+                            frozenset(range(4, 4 + len(keys) + 1))))
+        blocks += _caveats(system, split, rows, members)
+    if not shown:
+        blocks.append(Text("The papers report no numbers for these splits.", muted=True))
+    sources = sorted({row.source for r in runs for row in comparable(system, run_split(system, r.config))
+                      if row.source})
+    if sources:
+        blocks.append(Text("Sources: " + "; ".join(sources) + ".", muted=True))
+    return Section("Against the papers", "papers", tuple(blocks)), shown
+
+
+def _caveats(system: str, split: str, rows: Sequence[PaperResult],
+             members: Sequence[tuple[RunResults, dict[str, Interval]]]) -> list[Block]:
+    notes = []
+    models = sorted({row.model for row in rows if row.model != "none"})
+    ours = sorted({r.setting("model") for r, _ in members if r.setting("model") != "–"})
+    if models:
+        notes.append(f"The papers used {', '.join(models)}"
+                     + (f"; these runs used {', '.join(ours)}." if ours else "; these runs used no language model."))
+    other = sorted({row.split for row in rows if row.split != split})
+    if other:
+        notes.append(f"The papers report no numbers on {split}; the rows above are on {', '.join(other)} "
+                     "(another scene, other tasks): a reference, not a like-for-like comparison.")
+    for row in rows:
+        if row.note:
+            notes.append(f"{row.setting}: {row.note}.")
+    if system == "navigation":
+        notes.append("VELMA reports KPA in the faithful variant (the start counted as the release code counts it), "
+                     "so it compares with KPA here, not with KPA corrected.")
+    sizes = {row.tasks for row in rows if row.tasks}
+    for run, _ in members:
+        if sizes and run.tasks < max(sizes):
+            notes.append(f"{run.label} covers {run.tasks} of the {max(sizes)} tasks the papers averaged over; its "
+                         "numbers are on that subset.")
+    return [Text(n, muted=True) for n in notes]
+
+
+# ---------------------------------------------------------------------------------------------- cost
+def _ratio(value: float, reference: float) -> str:
+    if reference <= 0:
+        return "–" if value <= 0 else "∞"
+    return f"{value / reference:.2f}×"
+
+
+def cost(runs: Sequence[RunResults]) -> tuple[Section, list[dict]]:
+    """What each run spent, in total and per episode, and relative to the first run."""
+    rows, digest = [], []
+    reference = None
+    for run in runs:
+        n = len(run.episodes)
+        tokens = sum(e.cost.tokens for e in run.episodes)
+        prompt = sum(e.cost.prompt_tokens for e in run.episodes)
+        calls = sum(e.cost.calls for e in run.episodes)
+        model_s = sum(e.cost.model_seconds for e in run.episodes)
+        seconds = sum(e.cost.seconds for e in run.episodes)
+        if reference is None:
+            reference = (tokens, prompt, calls, seconds, model_s)
+        rows.append((run.label, str(n), f"{tokens:,} ({tokens / n:,.0f})", f"{prompt:,} ({prompt / n:,.0f})",
+                     f"{calls:,} ({calls / n:.1f})", f"{model_s:,.1f}", f"{seconds:,.1f}",
+                     _ratio(tokens + prompt, reference[0] + reference[1]), _ratio(model_s, reference[4])))
+        digest.append({"run": run.label, "episodes": n, "tokens": tokens, "prompt_tokens": prompt, "calls": calls,
+                       "model_seconds": round(model_s, 3), "seconds": round(seconds, 3)})
+    header = ("run", "episodes", "tokens (per episode)", "prompt tokens (per episode)", "model calls (per episode)",
+              "model seconds", "wall seconds", "all tokens vs first run", "model seconds vs first run")
+    blocks = (
+        Text("Tokens are generated tokens; prompt tokens are those read. Model seconds are the time the model "
+             "took when the calls were made (a replayed cassette keeps the recorded times); wall seconds are the "
+             "episodes' time as this run ran them. A setting that wins by spending much more shows here."),
+        Table("Cost per run", header, tuple(rows), frozenset(range(1, len(header)))),
+    )
+    return Section("Cost", "cost", blocks), digest
+
+
+# ---------------------------------------------------------------------------------------------- method
+def method(system: str, options: Options) -> Section:
+    main = "SR (success: every goal condition met), GCR and Exec" if system == "household" else (
+        "TC (stopped at the target or next to it), SPD (hops from the stop to the target) and KPA")
+    return Section("How these numbers were computed", "method", (
+        Text(f"{main} are averaged over the tasks of each run, then the mean ± (population) standard deviation is "
+             "taken over runs, as the evaluation commands print them."),
+        Text(f"Confidence intervals are {options.level:.0%} percentile bootstrap intervals with {options.resamples} "
+             "replicates: each replicate resamples, within every run, as many tasks as the run has, with "
+             "replacement, and recomputes the mean over runs; runs themselves are not resampled. Differences "
+             "between two runs are paired by task when both ran the same tasks. Replicates are drawn with "
+             f"numpy's default_rng({options.seed}), so the same stores give the same report."),
+        Text("The stores were read, never written. Figures are drawn with matplotlib and embedded in this file; it "
+             "loads nothing from the network.", muted=True),
+    ))

@@ -1,0 +1,504 @@
+"""EAI action sequencing: EAI's prompt → grammar-constrained JSON action list, open loop or grounded.
+
+The prompt is EAI's own (`EaiTask.prompt(protocol)`): that is the benchmark. The answer is decoded under a GBNF
+grammar that admits only a JSON dictionary of the prompt's actions (those EAI's evaluator accepts), each with
+its number of objects, over the objects the prompt lists (with their ids for the 1.0.5 protocol), never the
+character (the prompt forbids it). So an answer cannot be unparsable, hallucinate an action or object, or have
+the wrong number of arguments. With `typed=True` (default) a parameter that VirtualHome's executor checks for a
+property (GRAB needs GRABBABLE, OPEN CAN_OPEN, ..., `situated.actions.VIRTUALHOME_SPACE`) only admits objects
+the prompt shows with that property.
+
+Layout: `{`, one `  "ACTION": [args]` entry per line (keys repeat: order is execution order, as EAI's
+order-preserving parser reads it), `}`. 1.0.5 args are `"name", "id"` (the id quoted, as in the prompt's example
+`["sink", "sink_id"]` and as the models write it unconstrained; EAI's evaluator reads `name_id` either way);
+1.0.4 args are `"name"` (a bare name means the last listed object of that name, as the 1.0.4 evaluator maps it).
+
+Zero-argument actions (STANDUP) are written `[]` as the prompt says, although EAI's parser then drops them
+(docs/eai.md, traps).
+
+The prompt goes to the model in its chat template when the model has one we know (`template`, default
+`default_template(llm.uri)`: ChatML for the embedded Qwen models), as EAI sends it to chat models: one user
+message; the answer is then the start of the assistant's turn.
+
+Grounded variant (beyond the benchmark; `plan_grounded`): the answer runs on a private copy of the task's
+initial graph in our VirtualHome-faithful simulator, with the task's goals (part of its input) checked after
+each step. On the first failing step (the simulator says no, the step has no objects, or it repeats the step
+before without effect), or when the plan ends with goals unmet, the model rewrites the plan from there: the
+steps before are kept, a `// ... is not possible: <reason>` line tells it why, and the grammar excludes every
+call rejected at that place (an action rejected twice there altogether). Rewrites are written in checked
+pieces; the plan ends as soon as every goal holds. At most `repairs` rewrites; the last plan is the answer
+whatever it does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
+
+from situated.actions import VIRTUALHOME_SPACE
+from situated.datasets.eai_actions import (
+    CHARACTER,
+    EaiAction,
+    EaiObject,
+    EaiTask,
+    check_protocol,
+    supported_actions,
+)
+from situated.errors import ParseError
+from situated.llm.base import LLM, Completion
+from situated.program.grammar import gbnf_literal
+
+DEFAULT_MAX_STEPS = 40
+"""Steps per answer the grammar admits: a cost guard against small models repeating one step to the token cap."""
+DEFAULT_MAX_TOKENS = 768
+"""Tokens per answer (40 steps with ids take 500-800); a longer answer is cut back to its complete steps."""
+
+DEFAULT_REPAIRS = 5
+GROUNDED = "grounded"
+OPEN_LOOP = "open-loop"
+
+RAW = "{prompt}"
+"""The prompt as is (a completion model)."""
+CHATML = ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+          "<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n")
+"""The embedded Qwen models' own chat template (their GGUF's), with the prompt as the one user message."""
+
+
+def default_template(uri: str) -> str:
+    """CHATML for an embedded Qwen model (`llamacpp:qwen...`), RAW otherwise (an OpenAI-compatible server that
+    lacks `/completions` wraps the prompt as a user message itself)."""
+    return CHATML if uri.startswith("llamacpp:") and "qwen" in uri.lower() else RAW
+
+
+_ENTRY = re.compile(r'"(\w+)"\s*:\s*(\[[^\]]*\])')
+Call = tuple[str, tuple[int, ...]]
+"""An action call by object ids: ("GRAB", (1002,))."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One action of an answer: the EAI action name and its objects (names and node ids)."""
+
+    action: str
+    names: tuple[str, ...] = ()
+    ids: tuple[int, ...] = ()
+
+    @property
+    def call(self) -> Call:
+        return (self.action, self.ids)
+
+    def script(self) -> str:
+        """The line EAI's evaluator executes for it: `[WALK] <sink> (1001)`."""
+        return " ".join([f"[{self.action}]", *(f"<{n}> ({i})" for n, i in zip(self.names, self.ids, strict=True))])
+
+
+@dataclass(frozen=True)
+class EaiPlan:
+    """A task's answer in EAI's format (`text`, the evaluator's `llm_output`), its steps and what it cost."""
+
+    task_id: str
+    protocol: str
+    mode: str
+    text: str
+    steps: tuple[Step, ...]
+    completions: tuple[Completion, ...] = ()
+    rejected: tuple[str, ...] = ()
+    """Grounded: the rejections, `step N: <call or "end">: reason`, one per rewrite."""
+    truncated: bool = False
+    """The (last) answer hit `max_tokens` and was cut back to its complete steps."""
+    checked_ok: bool | None = None
+    """Grounded: whether the final plan ran and met every goal on the private scene (None: not checked)."""
+    prompt: str = field(default="", repr=False)
+
+    @property
+    def calls(self) -> int:
+        return len(self.completions)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(c.prompt_tokens for c in self.completions)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(c.completion_tokens for c in self.completions)
+
+    @property
+    def seconds(self) -> float:
+        return sum(c.seconds for c in self.completions)
+
+    @property
+    def repairs(self) -> int:
+        return len(self.rejected)
+
+    def cost(self) -> dict[str, float | int]:
+        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "seconds": round(self.seconds, 3)}
+
+
+# ---------------------------------------------------------------------------------------------- answer format
+
+def format_answer(steps: Sequence[Step], protocol: str) -> str:
+    """Steps as EAI's answer text for `protocol` (a JSON dictionary whose keys may repeat)."""
+    check_protocol(protocol)
+    if not steps:
+        return "{}"
+    return "{\n" + ",\n".join("  " + _entry_text(s, protocol) for s in steps) + "\n}"
+
+
+def _entry_text(step: Step, protocol: str) -> str:
+    return f"{json.dumps(step.action)}: [{_args_text(step.names, step.ids, protocol)}]"
+
+
+def _args_text(names: Sequence[str], ids: Sequence[int], protocol: str) -> str:
+    if protocol == "1.0.4":
+        return ", ".join(json.dumps(n) for n in names)
+    return ", ".join(f"{json.dumps(n)}, {json.dumps(str(i))}" for n, i in zip(names, ids, strict=True))
+
+
+def parse_answer(text: str, task: EaiTask, protocol: str) -> tuple[Step, ...]:
+    """Read an answer (model text, as data) into steps with ids; ParseError for what EAI could not score.
+
+    Entries are found as EAI's parser finds them (`"KEY": [...]` in order, repeated keys kept), but `[]` is kept
+    as a zero-argument step (EAI's parser skips it). Names must be listed objects; 1.0.5 ids must match them;
+    a 1.0.4 bare name takes the last listed object of that name.
+    """
+    check_protocol(protocol)
+    steps = []
+    flat = re.sub(r"\s+", " ", text.replace("'", '"'))
+    for match in _ENTRY.finditer(flat):
+        action = match[1].upper()
+        try:
+            args = json.loads(match[2])
+        except ValueError:
+            raise ParseError(f"task {task.task_id}: cannot read the arguments of {action}: {match[2]!r}") from None
+        steps.append(_step(action, args, task, protocol))
+    if not steps and flat.strip(" {}"):
+        raise ParseError(f"task {task.task_id}: no '\"ACTION\": [...]' entry in the answer {text[:80]!r}")
+    return tuple(steps)
+
+
+def _step(action: str, args: list, task: EaiTask, protocol: str) -> Step:
+    where = f"task {task.task_id}: {action} {args!r}"
+    if protocol == "1.0.4":
+        if not all(isinstance(a, str) for a in args):
+            raise ParseError(f"{where}: 1.0.4 answers name objects only")
+        try:
+            return Step(action, tuple(args), tuple(task.names_only_id(a) for a in args))
+        except KeyError as exc:
+            raise ParseError(f"{where}: {exc.args[0]!r} is not a listed object") from None
+    if len(args) % 2:
+        raise ParseError(f"{where}: 1.0.5 answers give each object as name, id")
+    names, ids = tuple(args[0::2]), args[1::2]
+    try:
+        ids = tuple(int(i) for i in ids)
+    except (TypeError, ValueError):
+        raise ParseError(f"{where}: object ids must be numbers") from None
+    for name, i in zip(names, ids, strict=True):
+        listed = [o for o in task.objects if o.id == i]
+        if not listed or listed[0].name != name:
+            raise ParseError(f"{where}: {name!r} with id {i} is not a listed object")
+    return Step(action, names, ids)
+
+
+def convert_answer(text: str, task: EaiTask, source: str, target: str) -> str:
+    """An answer in `source` format rewritten for `target` ("1.0.4" names only ↔ "1.0.5" name+id)."""
+    return format_answer(parse_answer(text, task, source), target)
+
+
+# ---------------------------------------------------------------------------------------------- grammar
+
+def task_actions(task: EaiTask, protocol: str) -> tuple[EaiAction, ...]:
+    """The actions an answer may use: the prompt's list, less those EAI's evaluator does not accept."""
+    return supported_actions(task.prompt(protocol))
+
+
+_MORE_NEEDS: dict[str, tuple[tuple[str, ...], ...]] = {"greet": (("PERSON",),)}
+"""Checks of VirtualHome's executor that `VIRTUALHOME_SPACE` does not type: GreetExecutor requires PERSON."""
+
+
+def _needs(action: str) -> tuple[tuple[str, ...], ...]:
+    """The property each parameter needs (any of them; empty: any object), as VirtualHome's executor checks."""
+    name = action.lower()
+    if name in _MORE_NEEDS:
+        return _MORE_NEEDS[name]
+    if name in VIRTUALHOME_SPACE:
+        return tuple(p.affords for p in VIRTUALHOME_SPACE.get(name).params)
+    return ()
+
+
+def _candidates(task: EaiTask, protocol: str) -> list[EaiObject]:
+    """Objects an answer may name: the listed ones but the character; for 1.0.4 one per name (the last listed)."""
+    objects = [o for o in task.objects if o.name != CHARACTER and not any(c in o.name for c in '"\\\n')]
+    if protocol == "1.0.4":
+        last = {o.name: o for o in objects}
+        objects = [o for o in objects if last[o.name] is o]
+    return objects
+
+
+def _literal(obj: EaiObject, protocol: str) -> str:
+    return gbnf_literal(_args_text((obj.name,), (obj.id,), protocol))
+
+
+def _params(task: EaiTask, protocol: str, action: EaiAction, typed: bool) -> list[tuple[EaiObject, ...]]:
+    objects = _candidates(task, protocol)
+    needs = _needs(action.name) if typed else ()
+    params = []
+    for k in range(action.arity):
+        need = needs[k] if k < len(needs) else ()
+        params.append(tuple(o for o in objects if not need or set(need) & set(o.properties)))
+    return params
+
+
+def _alternatives(literals: Sequence[str]) -> str:
+    return "(" + " | ".join(sorted(dict.fromkeys(literals), key=lambda s: (-len(s), s))) + ")"
+
+
+def _call_bodies(task: EaiTask, protocol: str, actions: Sequence[EaiAction], typed: bool,
+                 exclude: Collection[Call], exclude_actions: Collection[str]) -> list[str]:
+    """GBNF bodies of `"ACTION": [args]`, one per action, leaving out excluded calls and actions."""
+    bodies = []
+    for action in actions:
+        if action.name in exclude_actions:
+            continue
+        head = gbnf_literal(f"{json.dumps(action.name)}: [")
+        params = _params(task, protocol, action, typed)
+        if any(not p for p in params):
+            continue   # an action no listed object affords
+        banned = {ids for name, ids in exclude if name == action.name}
+        if action.arity == 0:
+            if () not in banned:
+                bodies.append(f'{head} "]"')
+            continue
+        if action.arity == 1:
+            allowed = [o for o in params[0] if (o.id,) not in banned]
+            if allowed:
+                bodies.append(f'{head} {_alternatives([_literal(o, protocol) for o in allowed])} "]"')
+            continue
+        # two objects: per first object, the seconds not banned with it
+        free_first = [o for o in params[0] if not any(b[0] == o.id for b in banned)]
+        seconds = _alternatives([_literal(o, protocol) for o in params[1]])
+        if free_first:
+            bodies.append(f'{head} {_alternatives([_literal(o, protocol) for o in free_first])} ", " {seconds} "]"')
+        for first in params[0]:
+            if first in free_first:
+                continue
+            rest = [o for o in params[1] if (first.id, o.id) not in banned]
+            if rest:
+                options = _alternatives([_literal(o, protocol) for o in rest])
+                bodies.append(f'{head} {_literal(first, protocol)} ", " {options} "]"')
+    return bodies
+
+
+def answer_grammar(task: EaiTask, protocol: str, *, typed: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
+                   continuation: bool = False, exclude: Collection[Call] = (), exclude_actions: Collection[str] = (),
+                   may_end: bool = True) -> str:
+    """GBNF of an answer for `task` under `protocol`.
+
+    Whole answer: `{`, newline, 1 to `max_steps` entries separated by `,` newline, newline `}`.
+    `continuation=True`: the rest of an answer whose text so far ends with a line break (after kept entries and
+    a `//` feedback line), at most `max_steps` entries: its first entry leaves out the `exclude`d calls and
+    `exclude_actions`, and with `may_end` the answer may also end right there (`}`).
+    """
+    check_protocol(protocol)
+    actions = task_actions(task, protocol)
+    entries = _call_bodies(task, protocol, actions, typed, (), ())
+    if not entries:
+        raise ValueError(f"task {task.task_id}: no action can be written over its objects")
+    rules = ["entry ::= " + " | ".join(f"e{k}" for k in range(len(entries)))]
+    rules += [f"e{k} ::= {body}" for k, body in enumerate(entries)]
+    more = f'("," "\\n  " entry){{0,{max_steps - 1}}}' if max_steps > 1 else ""
+    if not continuation:
+        root = f'root ::= "{{\\n  " entry {more} "\\n}}"'
+        return "\n".join([root, *rules]) + "\n"
+    firsts = _call_bodies(task, protocol, actions, typed, exclude, exclude_actions)
+    options = []
+    if firsts and max_steps > 0:
+        rules.append("first ::= " + " | ".join(f"f{k}" for k in range(len(firsts))))
+        rules += [f"f{k} ::= {body}" for k, body in enumerate(firsts)]
+        options.append(f'"  " first {more} "\\n}}"')
+    if may_end or not options:
+        options.append('"}"')
+    return "\n".join(["root ::= " + " | ".join(options), *rules]) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------- open loop
+
+def model_prompt(llm: LLM, task: EaiTask, protocol: str, template: str | None = None) -> str:
+    """EAI's prompt for `protocol` in `template` (default: `default_template(llm.uri)`)."""
+    wrapper = default_template(llm.uri) if template is None else template
+    if "{prompt}" not in wrapper:
+        raise ValueError("a prompt template needs a '{prompt}' placeholder")
+    head, _, tail = wrapper.partition("{prompt}")
+    return head + task.prompt(protocol) + tail
+
+
+def _read(completion: Completion, task: EaiTask, protocol: str) -> tuple[tuple[Step, ...], bool]:
+    """Steps of a grammar-constrained text; when cut by `max_tokens`, only its complete entries."""
+    text = completion.text
+    truncated = completion.finish_reason == "length"
+    if truncated:
+        cut = text.rfind("],")
+        text = text[: cut + 1] if cut >= 0 else ""
+    return parse_answer(text, task, protocol), truncated
+
+
+def plan_task(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, typed: bool = True, grammar: bool = True,
+              template: str | None = None, max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
+              seed: int = 0) -> EaiPlan:
+    """Open loop (the benchmark): one greedy, grammar-constrained answer to EAI's prompt.
+
+    Without `grammar` the model's text is the answer as is (EAI's evaluator scores whatever it is).
+    """
+    check_protocol(protocol)
+    prompt = model_prompt(llm, task, protocol, template)
+    gbnf = answer_grammar(task, protocol, typed=typed, max_steps=max_steps) if grammar else None
+    done = llm.complete(prompt, max_tokens=max_tokens, temperature=0.0, grammar=gbnf, seed=seed)
+    if gbnf is None:
+        try:
+            steps = parse_answer(done.text, task, protocol)
+        except ParseError:
+            steps = ()
+        return EaiPlan(task.task_id, protocol, OPEN_LOOP, done.text, steps, (done,),
+                       truncated=done.finish_reason == "length", prompt=prompt)
+    steps, truncated = _read(done, task, protocol)
+    return EaiPlan(task.task_id, protocol, OPEN_LOOP, format_answer(steps, protocol), steps, (done,),
+                   truncated=truncated, prompt=prompt)
+
+
+# ---------------------------------------------------------------------------------------------- grounded
+
+DEFAULT_PIECE_TOKENS = 128
+"""Rewrites are written in pieces of this many tokens, each checked before the next is asked for."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """What the private scene says about a plan: the first failing step and why; the goals left unmet at the
+    end; `done_at`, the first number of steps after which every goal holds (the plan may end there)."""
+
+    failed_at: int | None = None
+    reason: str = ""
+    unmet: tuple[str, ...] = ()
+    done_at: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.done_at is not None or (self.failed_at is None and not self.unmet)
+
+
+def _feedback(lines: Sequence[str]) -> str:
+    """`  // line` comment lines (no line breaks inside) where the rewrite starts."""
+    return "".join("  // " + " ".join(line.split()) + "\n" for line in lines)
+
+
+@dataclass(frozen=True)
+class _Rejection:
+    """What was rejected at a place: a call (None: ending the plan there) and the feedback line for the model."""
+
+    call: Call | None
+    said: str
+
+
+def _rewrite_grammar(task: EaiTask, protocol: str, place: Sequence[_Rejection], kept: int, *, typed: bool,
+                     max_steps: int) -> str:
+    """The grammar of a rewrite at a place: no call rejected there, no action rejected there twice, no ending
+    there if ending was rejected (or nothing is kept)."""
+    calls = [r.call for r in place if r.call is not None]
+    per_action: dict[str, int] = {}
+    for action, _ in calls:
+        per_action[action] = per_action.get(action, 0) + 1
+    return answer_grammar(task, protocol, typed=typed, max_steps=max_steps - kept, continuation=True,
+                          exclude=set(calls), exclude_actions={a for a, n in per_action.items() if n >= 2},
+                          may_end=kept > 0 and len(calls) == len(place))
+
+
+Checker = Callable[[Sequence[Step]], Check]
+"""Runs a plan's steps on a private copy of the task's scene and says where it fails and which goals it leaves
+unmet (`situated.eval.eai_check.scene_checker` for VirtualHome)."""
+
+
+@dataclass
+class _Writer:
+    """Writes the rest of a grounded plan in checked pieces and keeps the bill."""
+
+    llm: LLM
+    task: EaiTask
+    protocol: str
+    check: Checker
+    typed: bool
+    max_steps: int
+    max_tokens: int
+    piece_tokens: int
+    seed: int
+    prompt: str
+    completions: list[Completion] = field(default_factory=list)
+    truncated: bool = False
+
+    def text(self, steps: Sequence[Step]) -> str:
+        return self.prompt + "{\n" + "".join(
+            f"  {_entry_text(s, self.protocol)},\n" for s in steps)
+
+    def rewrite(self, kept: tuple[Step, ...], feedback: str, grammar: str) -> tuple[Step, ...]:
+        """`kept` plus what the model writes after the feedback lines, piece by piece, until it ends the plan,
+        a piece has a failing step or reaches every goal, the step cap, or `max_tokens` in all."""
+        steps, prompt, budget = kept, self.text(kept) + feedback, self.max_tokens
+        while True:
+            done = self.llm.complete(prompt, max_tokens=min(self.piece_tokens, budget), temperature=0.0,
+                                     grammar=grammar, seed=self.seed)
+            self.completions.append(done)
+            budget -= done.completion_tokens
+            tail, cut = _read(done, self.task, self.protocol)
+            steps = steps + tail
+            self.truncated = cut and budget <= 0
+            if not cut or budget <= 0 or len(steps) >= self.max_steps:
+                return steps
+            check = self.check(steps)
+            if check.failed_at is not None or check.done_at is not None:
+                return steps
+            prompt = self.text(steps)
+            grammar = answer_grammar(self.task, self.protocol, typed=self.typed, continuation=True,
+                                     max_steps=self.max_steps - len(steps))
+
+
+def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Checker,
+                  repairs: int = DEFAULT_REPAIRS, typed: bool = True, template: str | None = None,
+                  max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
+                  piece_tokens: int = DEFAULT_PIECE_TOKENS, seed: int = 0) -> EaiPlan:
+    """Grounded variant: the open-loop answer, checked by `check` on a private scene and rewritten from its
+    first failing step (or its end, while goals are unmet) at most `repairs` times; it ends as soon as every
+    goal holds.
+
+    The first answer is written whole (it is the open-loop answer); rewrites in checked pieces of
+    `piece_tokens`. The last plan is kept whatever it does.
+    """
+    first = plan_task(llm, task, protocol, typed=typed, template=template, max_steps=max_steps,
+                      max_tokens=max_tokens, seed=seed)
+    writer = _Writer(llm, task, protocol, check, typed, max_steps, max_tokens, piece_tokens, seed, first.prompt,
+                     list(first.completions), first.truncated)
+    steps = first.steps
+    rejected: list[str] = []
+    places: dict[tuple[Step, ...], list[_Rejection]] = {}
+    verdict = check(steps)
+    while not verdict.ok and len(rejected) < repairs:
+        if verdict.failed_at is not None:
+            kept, bad = steps[: verdict.failed_at], steps[verdict.failed_at]
+            rejection = _Rejection(bad.call, f"{_entry_text(bad, protocol)} is not possible: {verdict.reason}")
+            rejected.append(f"step {verdict.failed_at + 1}: {_entry_text(bad, protocol)}: {verdict.reason}")
+        elif len(steps) < max_steps:
+            kept = steps
+            rejection = _Rejection(None, "the plan cannot end here, these goals do not hold yet: "
+                                   + "; ".join(verdict.unmet))
+            rejected.append(f"step {len(steps) + 1}: end: {'; '.join(verdict.unmet)}")
+        else:
+            break   # goals unmet, but no room left for another step
+        place = places.setdefault(tuple(kept), [])
+        place.append(rejection)
+        grammar = _rewrite_grammar(task, protocol, place, len(kept), typed=typed, max_steps=max_steps)
+        steps = writer.rewrite(tuple(kept), _feedback([r.said for r in place]), grammar)
+        verdict = check(steps)
+    if verdict.done_at is not None:
+        steps = steps[: verdict.done_at]
+    return EaiPlan(task.task_id, protocol, GROUNDED, format_answer(steps, protocol), steps,
+                   tuple(writer.completions), tuple(rejected), writer.truncated, verdict.ok, prompt=first.prompt)

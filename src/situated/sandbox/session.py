@@ -1,0 +1,551 @@
+"""A Vocal Sandbox session: a user talks to a simulated arm, confirms its plans and teaches it as they go.
+
+`SandboxSession` is a plain object whose methods take what the user did and return a `Reply` (data, never
+printed), so a terminal console, a script runner and a web page drive it alike:
+
+    session = SandboxSession(TabletopEnv("gift_bag"), load("llamacpp:qwen2.5-coder-1.5b"), library)
+    reply = session.say("pack the ball")       # kind "teach": the robot does not know how to pack
+    session.say("pick up the ball")            # kind "plan": pickup('ball'), awaiting confirmation
+    session.confirm()                           # kind "executed": each skill's outcome
+    ...
+    session.say("that's it")                   # kind "taught": def pack(obj): ...
+
+- **Plans**: the utterance goes to the tool-call planner with this session's running memory; the calls come back
+  as a `Plan` in the plan language, with behaviour calls expanded into the skills they run. The user confirms,
+  cancels or corrects it; confirmed plans run through `situated.interpreter.interpret` (stopping at the first
+  failed skill), and the reply reports each call's skills with their outcome.
+- **Behaviours** are taught by showing: an unknown behaviour starts a teaching dialogue (`teaching.py`), whose
+  recorded calls become its body; the model writes its parameter names and docstring (`ToolCallPlanner.teach`).
+  It joins the API and the library at once.
+- **Objects** are taught by pointing (`point`): a pixel of the camera image is lifted to 3-D with the depth image.
+- **Skills** are taught by demonstration (`demo`): a DMP fitted to the recorded trajectory (`motions.py`).
+- **Persistence**: everything taught, and every event of the session, goes to the `SkillLibrary`; a new session
+  on the same library starts with all of it back in its API.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..actions import SANDBOX_SPACE, ActionSpace, Behaviour, Param, Primitive
+from ..errors import DataError, ParseError, ValidationError
+from ..interpreter import Limits, interpret
+from ..llm.base import LLM
+from ..planners.toolcall import (
+    Exchange,
+    Memory,
+    ObjectEntry,
+    PlannedCalls,
+    ToolCallPlanner,
+    UnknownBehaviour,
+    Usage,
+    answer_of_calls,
+)
+from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
+from ..trace import StepEvent, StopEvent
+from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, definition_text, expand
+from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
+from .metrics import SessionMetrics, session_metrics
+from .motions import DemoSkill, learn_from_demo
+from .objects import containers_of, pointed_description, scene_entries
+from .replies import CallOutcome, Execution, Plan, Reply, SkillOutcome, Taught
+from .teaching import Teaching, is_abort, is_done
+from .world import SandboxWorld
+
+if TYPE_CHECKING:
+    from ..envs.tabletop import TabletopEnv
+
+MAX_UTTERANCE = 500
+"""Longest utterance accepted (characters)."""
+LIMITS = Limits(subgoal_steps=MAX_EXPANDED_CALLS, operations=4 * MAX_EXPANDED_CALLS, stop_on_failure=True)
+"""A confirmed plan runs until its first failed skill; sub-goals (behaviour calls) are not capped."""
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_PLAN_WORDS = frozenset({"to", "on", "in", "is", "not", "hands", "def", "assert", "pass", "else", "for", "if"})
+
+
+@dataclass(frozen=True)
+class PendingObject:
+    """An object the planner did not know, waiting to be pointed at, and the utterance that named it."""
+
+    name: str
+    utterance: str
+
+
+class SandboxSession:
+    """One user's session with the arm (see the module docstring). Not thread-safe: one caller at a time."""
+
+    def __init__(self, env: TabletopEnv, llm: LLM, library: SkillLibrary, *, scene: str = "",
+                 model: str | None = None, planner: ToolCallPlanner | None = None) -> None:
+        self.env = env
+        self.world = SandboxWorld(env)
+        self.library = library
+        self.planner = planner or ToolCallPlanner(llm)
+        self.memory = Memory()
+        self.space: ActionSpace = SANDBOX_SPACE
+        self.scene_objects = scene_entries(env)
+        self.taught_objects: dict[str, ObjectEntry] = {}
+        self.notes: list[str] = []
+        """What happened while loading the library (things skipped and why)."""
+        self.pending: Plan | None = None
+        self.pending_object: PendingObject | None = None
+        self.teaching: Teaching | None = None
+        self.usage = Usage()
+        self._closed = True  # nothing is logged until the session starts
+        self._load_library()
+        self.session_id = library.start_session(scene or "tabletop", model or llm.uri)
+        self._closed = False
+
+    # -- the API -----------------------------------------------------------------------------------------------
+
+    @property
+    def objects(self) -> list[ObjectEntry]:
+        """The `Object` enum's members: the scene's objects, then the taught ones."""
+        names = {o.name for o in self.scene_objects}
+        return [*self.scene_objects, *(o for n, o in self.taught_objects.items() if n not in names)]
+
+    @property
+    def mode(self) -> str:
+        """"confirm" (a plan awaits confirmation), "point" (an object awaits pointing) or "ready"."""
+        return "confirm" if self.pending else "point" if self.pending_object else "ready"
+
+    def behaviours(self) -> list[Behaviour]:
+        return [a for a in self.space.actions if isinstance(a, Behaviour)]
+
+    def definition(self, name: str) -> str:
+        """A behaviour in the plan language (`def pack(obj): ...`), or a skill's signature."""
+        action = self.space.get(name)
+        params = [p.name for p in action.params]
+        if isinstance(action, Behaviour):
+            return definition_text(name, params, action.body)
+        return f"{name}({', '.join(params)})  # {action.doc}"
+
+    def _taken(self) -> set[str]:
+        return {*self.space.names, *(o.name for o in self.objects), *self.env.aliases, *self.env.locations}
+
+    # -- talking -----------------------------------------------------------------------------------------------
+
+    def say(self, text: str) -> Reply:
+        """The user said `text`. During a teaching dialogue "that's it" (or "done", ...) ends it; outside one it
+        is answered without asking the model. A plan still awaiting confirmation is cancelled by a new
+        utterance."""
+        text = " ".join(str(text).split())
+        if not text:
+            return Reply("error", "I heard nothing.")
+        if len(text) > MAX_UTTERANCE:
+            return Reply("error", f"That is too long for me (at most {MAX_UTTERANCE} characters).")
+        if self.pending is not None:
+            self.cancel()
+        if self.pending_object is not None:
+            self._log("note", {"text": f"the {self.pending_object.name} was never pointed at"})
+            self.pending_object = None
+        self._log("utterance", {"text": text})
+        if self.teaching is not None:
+            if is_done(text):
+                return self._finish_teaching()
+            if is_abort(text):
+                name, self.teaching = self.teaching.name, None
+                self._log("note", {"text": f"teaching {name} abandoned"})
+                return Reply("notice", f"All right, I will not learn {name}.")
+        elif is_done(text):  # the end of a lesson that never began is no instruction
+            return Reply("notice", "I am not learning anything right now, so there is nothing to finish.")
+        return self._plan(text)
+
+    def _plan(self, utterance: str, request: str | None = None) -> Reply:
+        request = request or utterance
+        reply = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env))
+        self._used(reply.usage, "plan")
+        answer = reply.answer
+        self.memory.append(Exchange(request, reply.raw))
+        if isinstance(answer, PlannedCalls):
+            try:
+                expansion = expand(answer.calls, self.space)
+            except ValidationError as err:  # only a broken library could cause this
+                self.memory.drop_last(request)
+                return Reply("error", f"I cannot run that plan: {err}")
+            plan = Plan(request, answer.calls, expansion.text, expansion.depth)
+            self.pending = plan
+            self._log("plan", {"utterance": request, "calls": [call_text(c) for c in plan.calls],
+                               "depth": plan.depth})
+            return Reply("plan", "Here is my plan. Shall I go ahead?", plan=plan)
+        if isinstance(answer, UnknownBehaviour):
+            self._log("unknown_behaviour", {"utterance": request, "name": answer.name,
+                                            "objects": list(answer.objects)})
+            if self.teaching is not None:
+                return Reply("unknown_behaviour", f"I don't know how to {_words(answer.name)} either. Show me "
+                                                  f"the steps of {self.teaching.name} first, then say \"that's it\".")
+            problem = self._name_problem(answer.name, "behaviour")
+            if problem:
+                return Reply("error", f"I don't know how to do that, and I cannot learn it as "
+                                      f"{answer.name!r}: {problem}.")
+            self.teaching = Teaching(answer.name, request, answer.objects)
+            return Reply("teach", f"I don't know how to {_words(answer.name)}. Teach me: tell me the steps one at a "
+                                  "time, then say \"that's it\".")
+        self._log("unknown_object", {"utterance": request, "name": answer.name})
+        self.pending_object = PendingObject(answer.name, request)
+        return Reply("unknown_object", f"I don't know the {_words(answer.name)}. Show me where it is: point "
+                                       f"{answer.name} U V (a pixel of the camera image).")
+
+    def confirm(self) -> Reply:
+        """Run the plan awaiting confirmation; during a teaching dialogue its successful calls are recorded."""
+        plan = self.pending
+        if plan is None:
+            return Reply("error", "There is no plan to confirm.")
+        self.pending = None
+        self._log("confirmation", {"calls": [call_text(c) for c in plan.calls]})
+        execution = self._execute(plan)
+        if self.teaching is not None:
+            done = [c for c, outcome in zip(plan.calls, execution.calls, strict=True) if outcome.ok]
+            self.teaching.steps.extend(done)
+        failed = next((s for c in execution.calls for s in c.skills if not s.ok), None)
+        say = "Done." if execution.ok else f"That did not work: {failed.reason if failed else execution.stopped}."
+        if self.teaching is not None and execution.ok:
+            say = "Done. What next? (say \"that's it\" when you have shown everything)"
+        return Reply("executed", say, plan=plan, execution=execution)
+
+    def cancel(self) -> Reply:
+        """Drop the plan awaiting confirmation (it is forgotten from the running memory too)."""
+        plan = self.pending
+        if plan is None:
+            return Reply("error", "There is no plan to cancel.")
+        self.pending = None
+        self.memory.drop_last(plan.utterance)
+        self._log("cancellation", {"calls": [call_text(c) for c in plan.calls]})
+        return Reply("cancelled", "All right, I will not do that.", plan=plan)
+
+    def correct(self, text: str) -> Reply:
+        """The user corrects the plan awaiting confirmation: plan the utterance again with the correction."""
+        text = " ".join(str(text).split())
+        plan = self.pending
+        if plan is None:
+            return self.say(text)
+        if not text:
+            return Reply("error", "I heard no correction.")
+        self.pending = None
+        self.memory.drop_last(plan.utterance)
+        self._log("correction", {"text": text, "rejected": [call_text(c) for c in plan.calls]})
+        return self._plan(plan.utterance, f"{plan.utterance}. Correction: {text}")
+
+    # -- running -----------------------------------------------------------------------------------------------
+
+    def _execute(self, plan: Plan) -> Execution:
+        expansion = expand(plan.calls, self.space)
+        trace = interpret(expansion.program, self.world, limits=LIMITS)
+        per_call: list[list[SkillOutcome]] = [[] for _ in plan.calls]
+        for event in trace.events:
+            if isinstance(event, StepEvent):
+                per_call[expansion.owner[event.line]].append(
+                    SkillOutcome(event.call, event.ok, event.reason, event.changes))
+        stop = trace.stop
+        stopped = stop.reason if isinstance(stop, StopEvent) else ""
+        last = max((expansion.owner[e.line] for e in trace.steps), default=-1)
+        outcomes = tuple(CallOutcome(call_text(c), isinstance(self.space.get(c.action), Behaviour),
+                                     tuple(per_call[i]), i <= last) for i, c in enumerate(plan.calls))
+        execution = Execution(outcomes, stopped)
+        self._log("execution", {"calls": [{"call": o.call, "behaviour": o.behaviour, "skills": len(o.skills),
+                                           "failed": sum(not s.ok for s in o.skills), "ran": o.ran}
+                                          for o in outcomes],
+                                "ok": execution.ok, "depth": plan.depth, "stopped": stopped})
+        for outcome in outcomes:
+            for skill in outcome.skills:
+                if not skill.ok:
+                    self._log("skill_failure", {"skill": skill.call, "reason": skill.reason, "in": outcome.call})
+        return execution
+
+    def check(self, condition: str | Condition) -> bool:
+        """Whether a condition holds now (`'ball' in 'gift_bag'`, plan-language assertion syntax); logged as an
+        expectation. ParseError when the text is not a condition."""
+        if isinstance(condition, str):
+            condition = parse_condition(condition)
+        met = bool(self.world.holds(condition))
+        self._log("expectation", {"condition": condition_text(condition), "met": met})
+        return met
+
+    def reset(self) -> Reply:
+        """Put the world back in the scene's initial state; everything taught is kept."""
+        self.pending = None
+        self.pending_object = None
+        seen = self.env.reset()
+        self._log("reset", {})
+        return Reply("reset", f"The table is set up again. {seen}")
+
+    # -- teaching ----------------------------------------------------------------------------------------------
+
+    def teach(self, name: str) -> Reply:
+        """Start teaching behaviour `name` explicitly. A plan awaiting confirmation is dropped, and its utterance
+        and objects become the behaviour's request (so its objects become parameters)."""
+        name = name.strip().lower()
+        problem = self._name_problem(name, "behaviour")
+        if problem:
+            return Reply("error", f"I cannot learn {name!r}: {problem}.")
+        if self.teaching is not None:
+            return Reply("error", f"I am already learning {self.teaching.name}; say \"that's it\" first.")
+        plan = self.pending
+        utterance, objects = f"teach {name}", ()
+        if plan is not None:
+            self.cancel()
+            utterance = plan.utterance
+            objects = tuple(dict.fromkeys(str(a) for c in plan.calls for a in c.args))
+        self.teaching = Teaching(name, utterance, objects)
+        self._log("note", {"text": f"teaching {name} started", "utterance": utterance})
+        return Reply("teach", f"Show me how to {_words(name)}, one step at a time, then say \"that's it\".")
+
+    def _finish_teaching(self) -> Reply:
+        teaching = self.teaching
+        assert teaching is not None
+        self.teaching = None
+        if not teaching.steps:
+            self._log("note", {"text": f"teaching {teaching.name} ended with nothing shown"})
+            return Reply("notice", f"You showed me no steps, so I have not learned {teaching.name}.")
+        generalized = teaching.generalized()
+        signature, usage = self.planner.teach(teaching.name, teaching.utterance, teaching.steps, generalized,
+                                              taken=self._taken())
+        self._used(usage, "teach")
+        calls = teaching.body_calls(signature.params)
+        body = body_text(calls)
+        params = tuple(Param(p, doc=f"an object (shown with the {_words(o)})")
+                       for p, o in zip(signature.params, generalized, strict=True))
+        behaviour = Behaviour(teaching.name, params, signature.doc, body=body)
+        grown = self.space.with_action(behaviour)
+        try:
+            check_body(teaching.name, signature.params, body, grown)
+            self.library.add_behaviour(teaching.name, signature.params, signature.doc, body, calls=callees(calls))
+        except (ValidationError, ParseError, DataError) as err:
+            self._log("note", {"text": f"could not learn {teaching.name}: {err}"})
+            return Reply("error", f"I could not learn {teaching.name}: {err}")
+        self.space = grown
+        self.memory.replace(teaching.utterance,
+                            answer_of_calls([Call(teaching.name, generalized)], self.space))
+        definition = definition_text(teaching.name, signature.params, body)
+        self._log("teaching", {"kind": "behaviour", "name": teaching.name, "params": list(signature.params),
+                               "doc": signature.doc, "body": body, "steps": len(teaching.steps),
+                               "synthesized": signature.synthesized, "utterance": teaching.utterance})
+        return Reply("taught", f"I learned {teaching.name}: {signature.doc}",
+                     taught=Taught("behaviour", teaching.name, definition, signature.synthesized))
+
+    def point(self, name: str, where: Sequence[float]) -> Reply:
+        """The user points at an object and names it: `where` is a pixel (u, v) of the camera image (lifted to
+        3-D with the depth image) or a point (x, y, z). If the planner was waiting for this object, the
+        utterance that named it is planned again."""
+        name = name.strip().lower()
+        problem = self._name_problem(name, "object")
+        if problem:
+            return Reply("error", f"I cannot call something {name!r}: {problem}.")
+        if name in self.env.aliases or name in self.env.locations:
+            self.env.forget(name)  # pointed again: the newest pointing wins
+        result = self.env.name_object(name, where)
+        if not result.ok:
+            return Reply("error", result.reason.removeprefix("name_object: ").capitalize() + ".")
+        position = self.env.pixel_to_point(int(where[0]), int(where[1])) if len(where) == 2 else tuple(
+            float(v) for v in where)
+        body = self.env.aliases.get(name)
+        entry = ObjectEntry(name, pointed_description(name, body))
+        try:
+            self.library.add_object(name, position, entry.doc, source="pointed")
+        except DataError as err:
+            self.env.forget(name)
+            return Reply("error", f"I could not remember {name!r}: {err}")
+        self.taught_objects[name] = entry
+        self._log("teaching", {"kind": "object", "name": name, "at": [float(v) for v in where],
+                               "position": [round(float(v), 4) for v in position], "body": body})
+        taught = Taught("object", name, entry.doc)
+        said = f"Now I know the {_words(name)}."
+        waiting = self.pending_object
+        if waiting is not None and waiting.name == name:
+            self.pending_object = None
+            self.memory.drop_last(waiting.utterance)
+            follow = self._plan(waiting.utterance)
+            return Reply(follow.kind, f"{said} {follow.say}", plan=follow.plan, taught=taught)
+        return Reply("taught", said, taught=taught)
+
+    def demo(self, name: str, waypoints: Sequence[Sequence[float]], reference: str | None = None) -> Reply:
+        """The user demonstrates a motion through `waypoints` (the arm moves and is recorded); a DMP fitted to it
+        becomes skill `name(target)`, which repeats the motion toward any object or location."""
+        name = name.strip().lower()
+        existing = self.library.get(name)
+        if not isinstance(existing, SkillRecord):
+            problem = self._name_problem(name, "skill")
+            if problem:
+                return Reply("error", f"I cannot learn a skill called {name!r}: {problem}.")
+        try:
+            skill = learn_from_demo(self.env, name, waypoints, reference)
+            self.library.add_skill(name, [skill.param], skill.doc, skill.to_weights())
+        except DataError as err:
+            return Reply("error", f"I could not learn {name}: {err}")
+        self._add_skill(skill)
+        self._log("teaching", {"kind": "skill", "name": name, "reference": skill.reference,
+                               "offset": [round(v, 4) for v in skill.offset], "waypoints": len(waypoints)})
+        return Reply("taught", f"I learned {name}: {skill.doc}", taught=Taught("skill", name, self.definition(name)))
+
+    def undo(self, name: str) -> Reply:
+        """Forget the newest version of a taught behaviour, object or skill (back to the previous one, if any).
+        Refused while other behaviours call it."""
+        name = name.strip().lower()
+        record = self.library.get(name)
+        if record is None:
+            return Reply("error", f"I was never taught {name!r}.")
+        users = self.library.dependents(name)
+        if users:
+            return Reply("error", f"{', '.join(users)} still call {name}; undo them first.")
+        previous = self.library.undo(name)
+        self._drop(name)
+        if previous is not None:
+            self._restore(previous)
+        self._log("undo", {"name": name, "now": None if previous is None else previous.version})
+        back = f" (back to version {previous.version})" if previous is not None else ""
+        return Reply("undone", f"I forgot {name}{back}.")
+
+    # -- library -----------------------------------------------------------------------------------------------
+
+    def _load_library(self) -> None:
+        """Bring back every object, skill and behaviour the library holds; what cannot be used is noted."""
+        for record in self.library.objects():
+            self._restore(record)
+        for record in self.library.skills():
+            self._restore(record)
+        waiting = list(self.library.behaviours())
+        while waiting:  # callees first: a behaviour joins once everything it calls is known
+            ready = [b for b in waiting if all(c in self.space for c in b.calls)]
+            if not ready:
+                break
+            for record in ready:
+                waiting.remove(record)
+                self._restore(record)
+        for record in waiting:
+            missing = sorted(c for c in record.calls if c not in self.space)
+            self.notes.append(f"behaviour {record.name} skipped: it calls unknown {', '.join(missing)}")
+
+    def _restore(self, record: ObjectRecord | BehaviourRecord | SkillRecord) -> None:
+        name = record.name
+        if name in SANDBOX_SPACE:
+            self.notes.append(f"{name} skipped: that is one of the basic skills")
+            return
+        if isinstance(record, ObjectRecord):
+            if record.position is None or name in {o.name for o in self.scene_objects}:
+                return
+            self.env.forget(name)  # the world may still know it from an earlier session in this process
+            result = self.env.name_object(name, record.position)
+            if not result.ok:
+                result = self.env.add_location(name, record.position)
+            if not result.ok:
+                self.notes.append(f"object {name} skipped: {result.reason}")
+                return
+            self.taught_objects[name] = ObjectEntry(name, record.description or pointed_description(
+                name, self.env.aliases.get(name)))
+        elif isinstance(record, SkillRecord):
+            try:
+                skill = DemoSkill.from_weights(name, record.doc, record.weights, source=f"skill {name}")
+            except DataError as err:
+                self.notes.append(str(err))
+                return
+            self._add_skill(skill)
+        else:
+            params = tuple(Param(p) for p in record.params)
+            behaviour = Behaviour(name, params, record.doc, body=record.body)
+            grown = self.space.with_action(behaviour)
+            try:
+                check_body(name, record.params, record.body, grown)
+            except (ValidationError, ParseError) as err:
+                self.notes.append(f"behaviour {name} skipped: {err}")
+                return
+            self.space = grown
+
+    def _add_skill(self, skill: DemoSkill) -> None:
+        self.world.motions[skill.name] = skill
+        self.space = self.space.with_action(
+            Primitive(skill.name, (Param(skill.param, doc="an object or a taught place"),), skill.doc))
+
+    def _drop(self, name: str) -> None:
+        self.space = ActionSpace(tuple(a for a in self.space.actions if a.name != name), self.space.objects)
+        self.world.motions.pop(name, None)
+        if self.taught_objects.pop(name, None) is not None:
+            self.env.forget(name)
+
+    def _name_problem(self, name: str, kind: str) -> str:
+        """Why `name` cannot be taught as a new `kind` ('' if it can)."""
+        if not _NAME.fullmatch(name):
+            return "a name is a lower-case word (letters, digits, '_'), at most 40 characters"
+        if kind != "object" and (keyword.iskeyword(name) or name in DANGEROUS_NAMES or name in _PLAN_WORDS):
+            return "that word is reserved"
+        if name in {o.name for o in self.scene_objects}:
+            return "that is an object on the table"
+        if name in SANDBOX_SPACE:
+            return "that is one of my basic skills"
+        record = self.library.get(name)
+        if record is not None and not _is_kind(record, kind):
+            return f"I already know {name!r} as {_kind_of(record)}"
+        if name in self.space and kind != "behaviour" and not isinstance(record, SkillRecord):
+            return "that is already a behaviour"
+        return ""
+
+    def status(self) -> dict[str, Any]:
+        """Everything a front end shows between turns, as JSON-ready data: the mode, the plan awaiting
+        confirmation, the lesson in progress, the API (functions in the plan language, objects with their
+        docstrings) and the notes from loading the library."""
+        return {"mode": self.mode, "plan": self.pending.to_dict() if self.pending else None,
+                "teaching": None if self.teaching is None else {
+                    "name": self.teaching.name, "utterance": self.teaching.utterance,
+                    "steps": [call_text(c) for c in self.teaching.steps]},
+                "pending_object": None if self.pending_object is None else self.pending_object.name,
+                "functions": [self.definition(a.name) for a in self.space.actions],
+                "objects": [{"name": o.name, "doc": o.doc} for o in self.objects], "notes": list(self.notes)}
+
+    def summary(self) -> dict[str, Any]:
+        """What the library holds now: names of behaviours, objects and skills, and its integrity."""
+        return {"behaviours": [r.name for r in self.library.behaviours()],
+                "objects": [r.name for r in self.library.objects()],
+                "skills": [r.name for r in self.library.skills()],
+                "integrity": self.library.integrity()}
+
+    # -- bookkeeping -------------------------------------------------------------------------------------------
+
+    def _used(self, usage: Usage, purpose: str) -> None:
+        self.usage = self.usage + usage
+        self._log("model_call", {"purpose": purpose, "calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
+                                 "completion_tokens": usage.completion_tokens, "seconds": round(usage.seconds, 3)})
+
+    def _log(self, kind: str, payload: dict[str, Any]) -> None:
+        if not self._closed:
+            self.library.log(self.session_id, kind, payload)
+
+    def metrics(self) -> SessionMetrics:
+        """The study's measures of this session so far."""
+        record = next(s for s in self.library.sessions() if s.id == self.session_id)
+        return session_metrics(record, self.library.events(self.session_id))
+
+    def close(self) -> None:
+        """End the session in the library (idempotent); the library itself stays open."""
+        if not self._closed:
+            self._closed = True
+            self.library.end_session(self.session_id)
+
+    def __enter__(self) -> SandboxSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def parse_condition(text: str, source: str | None = None) -> Condition:
+    """A plan-language assertion condition (`'ball' in 'gift_bag'`, `not 'duck' in 'hands'`); ParseError
+    otherwise."""
+    program = parse(f"assert({text})", source=source)
+    if len(program.body) != 1 or not isinstance(program.body[0], Assert) or program.body[0].recovery:
+        raise ParseError(f"not a condition: {text!r}", 1, 1, source)
+    return program.body[0].condition
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def _is_kind(record: object, kind: str) -> bool:
+    return {"object": ObjectRecord, "behaviour": BehaviourRecord, "skill": SkillRecord}[kind] is type(record)
+
+
+def _kind_of(record: object) -> str:
+    return {ObjectRecord: "an object", BehaviourRecord: "a behaviour", SkillRecord: "a skill"}[type(record)]
+

@@ -1,0 +1,65 @@
+"""Teaching a behaviour by showing it: the dialogue's state, how it ends, and how its trace becomes a body.
+
+The robot meets an unknown behaviour ("pack the ball"), says so and asks to be taught. Every plan the user then
+confirms is executed as usual and its successful calls are recorded, until the user says that they are done
+("that's it", "done", ... `DONE_PHRASES`) or gives up ("never mind", ... `ABORT_PHRASES`). The objects the
+triggering utterance named (the ball) become the behaviour's parameters wherever the recorded calls use them:
+`pack(obj)` = `pickup(obj)`, `goto('gift_bag')`, `release()`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..program import Call, Var
+
+DONE_PHRASES = ("done", "i'm done", "i am done", "all done", "that's it", "that is it", "thats it",
+                "that's all", "that is all", "finished", "i'm finished", "we're done", "that's how",
+                "that's how you do it", "stop teaching", "end of lesson")
+"""What ends a teaching dialogue (compared after lower-casing and dropping punctuation)."""
+ABORT_PHRASES = ("never mind", "nevermind", "forget it", "cancel teaching", "stop, forget it", "abort")
+"""What abandons a teaching dialogue without learning anything."""
+
+
+def phrase(text: str) -> str:
+    """`text` lower-cased, with typographic apostrophes straightened and other punctuation dropped."""
+    text = text.lower().replace("\u2019", "'").replace("`", "'")
+    return " ".join(re.sub(r"[^a-z0-9' ]+", " ", text).split()).strip("'")
+
+
+_DONE = frozenset(phrase(p) for p in DONE_PHRASES)
+_ABORT = frozenset(phrase(p) for p in ABORT_PHRASES)
+
+
+def is_done(text: str) -> bool:
+    """Whether an utterance ends the teaching dialogue ("That's it!", "done.")."""
+    return phrase(text) in _DONE
+
+
+def is_abort(text: str) -> bool:
+    """Whether an utterance abandons the teaching dialogue."""
+    return phrase(text) in _ABORT
+
+
+@dataclass
+class Teaching:
+    """One teaching dialogue: the behaviour's word, the utterance that asked for it and the objects it named,
+    and the calls recorded so far."""
+
+    name: str
+    utterance: str
+    objects: tuple[str, ...] = ()
+    steps: list[Call] = field(default_factory=list)
+
+    def generalized(self) -> tuple[str, ...]:
+        """The named objects the recorded calls use: each becomes a parameter, in the order they were named."""
+        used = {a for c in self.steps for a in c.args}
+        return tuple(o for o in self.objects if o in used)
+
+    def body_calls(self, params: Sequence[str]) -> tuple[Call, ...]:
+        """The recorded calls with each generalized object replaced by its parameter."""
+        replace = dict(zip(self.generalized(), params, strict=True))
+        return tuple(Call(c.action, tuple(Var(replace[a]) if a in replace else a for a in c.args))
+                     for c in self.steps)

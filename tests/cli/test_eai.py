@@ -1,0 +1,47 @@
+"""`situated eval eai` end to end on recorded calls of the 1.5B model: EAI's own evaluator scores the answers, the
+store resumes, and bad options are one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fakes import CASSETTES
+from situated.cli import main
+
+pytest.importorskip("virtualhome_eval")
+
+CASSETTE = CASSETTES / "eai_open_1.5b.jsonl"
+LIMIT = 8  # the cassette holds the first eight scored tasks
+
+
+def test_open_loop_scored_by_eais_evaluator_and_resumed(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "out"
+    args = ["eval", "eai", "--limit", str(LIMIT), "--model", "llamacpp:qwen2.5-coder-1.5b",
+            "--cassette", str(CASSETTE), "--out", str(out), "--json"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads(printed.strip().splitlines()[-1])
+    assert summary["tasks"] == LIMIT and summary["mode"] == "open loop" and summary["calls"] == LIMIT
+    records = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(records) == LIMIT and len({r["task"] for r in records}) == LIMIT
+    # EAI's SR is the share of tasks its evaluator calls successful; ours per task must add up to the same
+    assert summary["sr"] == pytest.approx(100 * sum(r["metrics"]["success"] for r in records) / LIMIT, abs=0.1)
+    assert summary["esr"] == pytest.approx(100 * sum(r["metrics"]["executable"] for r in records) / LIMIT, abs=0.1)
+    for r in records:  # every answer was parsed into EAI's step format, or its rejection says why
+        assert r["details"]["protocol"] == "1.0.5" and (r["details"]["steps"] or r["details"]["error_type"])
+    assert f"EAI's evaluator: SR {summary['sr']}  ESR {summary['esr']}" in printed
+    assert main(args) == 0  # a rerun plans nothing again and reports the same
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["sr"] == summary["sr"]
+
+
+@pytest.mark.parametrize(("option", "value", "needle"), [
+    ("--task", "goal_interpretation", "--task"), ("--protocol", "2.0", "protocol"), ("--limit", "0", "--limit"),
+    ("--repairs", "-1", "--repairs")])
+def test_bad_options_are_one_line(option: str, value: str, needle: str, capsys: pytest.CaptureFixture,
+                                  tmp_path: Path) -> None:
+    assert main(["eval", "eai", option, value, "--out", str(tmp_path / "o"), "--cassette", str(CASSETTE)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err and needle in err, err

@@ -1,0 +1,233 @@
+"""Skills with real motion: every item into every kind of container, failures with reasons, Cartesian tracking."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from situated.envs.tabletop import CONTAINERS, ITEMS, TabletopEnv
+from situated.program import Call, Condition
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[TabletopEnv]:
+    environment = TabletopEnv("gift_bag", seed=0)
+    yield environment
+    environment.close()
+
+
+@pytest.fixture
+def fresh(env: TabletopEnv) -> TabletopEnv:
+    env.reset()
+    env.slip_probability = 0.0
+    return env
+
+
+@pytest.mark.parametrize("container", CONTAINERS)
+def test_grab_and_putin_puts_every_item_in_every_kind_of_container(container: str) -> None:
+    # every item once, spread over the five containers (the other 56 pairs: test_grab_and_putin_all_pairs, slow)
+    items = [item for k, item in enumerate(ITEMS) if k % len(CONTAINERS) == CONTAINERS.index(container)]
+    env = TabletopEnv([container, *ITEMS], seed=0)     # a crowded table: the neighbours must not get in the way
+    try:
+        for item in items:
+            env.reset()
+            result = env.step(Call("grab_and_putin", (item, container)))
+            assert result.ok, (item, container, result.reason)
+            assert f"+ {item} INSIDE {container}" in result.changes
+            assert env.holds(Condition("inside", (item, container)))
+            assert f"{item} INSIDE {container}" in env.conditions()
+            assert env.world.held_name() is None
+    finally:
+        env.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("container", CONTAINERS)
+def test_grab_and_putin_all_pairs(container: str) -> None:
+    # the 56 pairs the test above leaves out, on another layout
+    env = TabletopEnv([container, *ITEMS], seed=5)
+    try:
+        failed = []
+        for item in [item for k, item in enumerate(ITEMS) if k % len(CONTAINERS) != CONTAINERS.index(container)]:
+            env.reset()
+            result = env.step(Call("grab_and_putin", (item, container)))
+            if not result.ok:
+                failed.append((item, result.reason))
+        assert not failed
+    finally:
+        env.close()
+
+
+def test_vocal_sandbox_skills_pack_the_gift_bag(fresh: TabletopEnv) -> None:
+    for call in (Call("goto", ("duck",)), Call("grasp"), Call("goto", ("gift_bag",)), Call("release"),
+                 Call("pickup", ("CANDY",)), Call("goto", ("Gift Bag",)), Call("release"), Call("go_home")):
+        result = fresh.step(call)
+        assert result.ok, (call, result.reason)
+    assert fresh.holds(Condition("inside", ("duck", "gift_bag")))
+    assert fresh.holds(Condition("inside", ("candy", "gift_bag")))
+    home, _ = fresh.ee_pose()
+    assert np.allclose(home, (0.307, 0.0, 0.485), atol=0.005)
+
+
+def test_conditions_follow_the_geometry(fresh: TabletopEnv) -> None:
+    held, inside, close = (Condition("holds", ("duck",)), Condition("inside", ("duck", "tray")),
+                           Condition("close", ("duck",)))
+    assert not fresh.holds(held) and not fresh.holds(inside) and not fresh.holds(close)
+    assert fresh.holds(Condition("on", ("duck", "table")))
+    assert fresh.holds(Condition("holds", ("duck",), negated=True))
+    assert fresh.step(Call("goto", ("duck",))).ok
+    assert fresh.holds(close) and not fresh.holds(Condition("close", ("tray",)))
+    result = fresh.step(Call("grasp"))
+    assert result.ok and "+ duck HELD" in result.changes
+    assert fresh.holds(held) and fresh.holds(Condition("inside", ("duck", "hands")))
+    assert not fresh.holds(Condition("on", ("duck", "table")))
+    assert fresh.holds(Condition("state", ("gripper", "closed")))
+    assert "duck HELD" in fresh.conditions()
+    assert fresh.step(Call("goto", ("tray",))).ok
+    assert fresh.holds(Condition("close", ("tray",)))
+    result = fresh.step(Call("release"))
+    assert result.changes == ("+ duck INSIDE tray", "- duck HELD")
+    assert fresh.holds(inside) and fresh.holds(Condition("on", ("duck", "tray")))
+    assert not fresh.holds(Condition("inside", ("duck", "tray"), negated=True))
+    assert not fresh.holds(Condition("inside", ("duck", "gift_bag")))
+    assert not fresh.holds(held)
+    assert fresh.holds(Condition("state", ("gripper", "opened")))
+    assert "duck INSIDE tray" in fresh.conditions() and "duck ON table" not in fresh.conditions()
+
+
+def test_slipping_grasp_fails_with_a_reason(fresh: TabletopEnv) -> None:
+    fresh.slip_probability = 1.0
+    result = fresh.step(Call("pickup", ("duck",)))
+    assert not result.ok
+    assert result.reason == "pickup: the duck slipped out of the gripper"
+    assert not fresh.holds(Condition("holds", ("duck",)))
+    assert fresh.holds(Condition("on", ("duck", "table")))
+    result = fresh.step(Call("grab_and_putin", ("ball", "tray")))
+    assert result.reason == "grab_and_putin: the ball slipped out of the gripper"
+
+
+def test_slips_are_seeded() -> None:
+    outcomes = []
+    for _ in range(2):
+        env = TabletopEnv(["ball", "candy", "duck", "tray"], seed=11, slip_probability=0.5)
+        try:
+            outcomes.append([env.step(Call("grab_and_putin", (item, "tray"))).reason
+                             for item in ("ball", "candy", "duck")])
+        finally:
+            env.close()
+    assert outcomes[0] == outcomes[1]
+    assert any(outcomes[0]) and not all(outcomes[0])    # seed 11 gives both outcomes (a check on the draw)
+
+
+def test_grasping_nothing_and_unreachable_poses_fail_with_reasons(fresh: TabletopEnv) -> None:
+    assert fresh.step(Call("grasp")).reason == "grasp: the gripper closed on nothing"
+    assert fresh.add_location("far_corner", (1.15, 0.0, 0.05)).ok
+    assert fresh.step(Call("goto", ("far_corner",))).reason == "goto: 'far_corner' is out of reach"
+    assert fresh.move_ee((1.2, 0.0, 0.3)).reason == "move_ee: (1.20, 0.00, 0.30) is out of reach"
+    # an object pushed beyond the arm's reach
+    fresh.world.client.resetBasePositionAndOrientation(fresh.world.bodies["candy"].uid, [1.05, 0.3, 0.01],
+                                                       [0, 0, 0, 1])
+    assert fresh.step(Call("pickup", ("candy",))).reason == "pickup: 'candy' is out of reach"
+    # nothing moved while refusing
+    assert np.allclose(fresh.ee_pose()[0], (0.307, 0.0, 0.485), atol=0.005)
+
+
+def test_blocked_moves_say_what_blocks_them(fresh: TabletopEnv) -> None:
+    result = fresh.move_ee((0.22, 0.06, -0.03))   # below the table top, where nothing else stands
+    assert result.reason.startswith("move_ee: stopped ") and result.reason.endswith("(blocked by the table)")
+    assert fresh.step(Call("grab_and_putin", ("candy", "gift_bag"))).ok
+    # the hand is too wide to reach into the 16 cm deep gift bag for a 2 cm candy
+    result = fresh.step(Call("pickup", ("candy",)))
+    assert result.reason.startswith("pickup: stopped ") and result.reason.endswith("(blocked by 'gift_bag')")
+    assert fresh.holds(Condition("inside", ("candy", "gift_bag")))
+
+
+def test_step_rejects_unknown_actions_arity_and_names(fresh: TabletopEnv) -> None:
+    assert fresh.step(Call("fly", ("duck",))).reason.startswith("unknown action 'fly' (known: go_home, goto")
+    assert fresh.step(Call("grab_and_putin", ("duck",))).reason == "grab_and_putin takes 2 argument(s), got 1"
+    assert fresh.step(Call("go_home", ("duck",))).reason == "go_home takes 0 argument(s), got 1"
+    assert fresh.step(Call("pickup", ("apel",))).reason.startswith("pickup: no object 'apel' here (known: ball")
+    assert fresh.step(Call("grab_and_putin", ("duck", "candy"))).reason == \
+        "grab_and_putin: 'candy' is not a container"
+    assert fresh.step(Call("pickup", ("tray",))).reason == "pickup: 'tray' is a container and cannot be picked up"
+
+
+def test_reset_restores_the_initial_scene_exactly(env: TabletopEnv) -> None:
+    env.reset()
+    before = env.snapshot()
+    assert env.step(Call("grab_and_putin", ("toy_car", "tray"))).ok
+    assert env.snapshot() != before
+    assert env.reset().startswith("You see:")
+    assert env.snapshot() == before
+    assert env.sim_time == 0.0
+
+
+def test_same_seed_same_positions_and_outcomes() -> None:
+    snapshots = []
+    for _ in range(2):
+        env = TabletopEnv("gift_bag", seed=4)
+        try:
+            env.step(Call("grab_and_putin", ("toy_car", "gift_bag")))
+            env.step(Call("pickup", ("ball",)))
+            snapshots.append(env.snapshot())
+        finally:
+            env.close()
+    assert snapshots[0] == snapshots[1]
+
+
+def test_follow_tracks_a_cartesian_trajectory(fresh: TabletopEnv) -> None:
+    _, orientation = fresh.ee_pose()
+    t = np.linspace(0.0, 1.0, 120)
+    path = np.stack([0.45 + 0.12 * np.cos(math.pi * t), 0.12 * np.sin(math.pi * t), 0.30 - 0.1 * t], axis=1)
+    assert fresh.move_ee(path[0]).ok
+    result = fresh.follow(path, np.tile(orientation, (len(path), 1)))
+    assert result.ok, result.reason
+    assert np.linalg.norm(np.array(fresh.ee_pose()[0]) - path[-1]) < 0.01
+    outside = np.array([[0.5, 0.0, 0.3], [1.3, 0.0, 0.3]])
+    assert fresh.follow(outside).reason == "follow: point 1 (1.30, 0.00, 0.30) is out of reach"
+
+
+def test_record_demo_then_replay_it(fresh: TabletopEnv) -> None:
+    waypoints = [(0.45, -0.1, 0.35), (0.55, 0.0, 0.25), (0.45, 0.15, 0.3)]
+    times, positions, quaternions = fresh.record_demo(waypoints, rate_hz=20.0)
+    assert len(times) == len(positions) == len(quaternions) > 20
+    assert np.allclose(np.diff(times), 0.05, atol=1e-9)           # a fixed rate
+    assert np.linalg.norm(positions[-1] - waypoints[-1]) < 0.01
+    # the demonstration passes near each waypoint
+    for waypoint in waypoints:
+        assert np.min(np.linalg.norm(positions - np.array(waypoint), axis=1)) < 0.01
+    assert fresh.go_home().ok
+    result = fresh.follow(positions, quaternions, dt=0.05)
+    assert result.ok and np.linalg.norm(np.array(fresh.ee_pose()[0]) - positions[-1]) < 0.01
+
+
+def test_taught_names_and_spots(fresh: TabletopEnv) -> None:
+    # the user clicks on the duck in the camera image
+    pixels = np.argwhere(fresh.observe().segmentation == fresh.world.bodies["duck"].uid)
+    v, u = pixels[np.argmin(np.linalg.norm(pixels - pixels.mean(axis=0), axis=1))]
+    result = fresh.name_object("Rubber Duck", (int(u), int(v)))
+    assert result.ok and result.changes == ("+ rubber_duck NAMES duck",)
+    assert "rubber_duck" in fresh.object_names()
+    assert fresh.object_properties()["rubber_duck"] == frozenset({"GRABBABLE"})
+    assert fresh.step(Call("pickup", ("rubber_duck",))).ok
+    assert fresh.holds(Condition("holds", ("rubber_duck",)))
+    cube = fresh.world.centre("cube")
+    assert fresh.name_object("block", tuple(cube + np.array([0.0, 0.0, 0.03]))).ok
+    assert fresh.resolve("block") == "cube"
+    spot = (0.45, -0.3, 0.0)
+    assert fresh.add_location("drop_zone", spot).ok
+    assert fresh.object_properties()["drop_zone"] == frozenset({"LOCATION"})
+    assert fresh.step(Call("goto", ("drop_zone",))).ok
+    assert fresh.holds(Condition("close", ("drop_zone",)))
+    assert fresh.step(Call("release")).ok
+    assert np.linalg.norm(fresh.world.centre("duck")[:2] - np.array(spot[:2])) < 0.03
+    # bad names are refused, with the reason
+    assert fresh.name_object("duck", (0, 0)).reason == "name_object: 'duck' already names something else"
+    assert fresh.name_object("rubber_duck", (0, 0)).reason.endswith("is already taught (forget it first)")
+    assert fresh.name_object("x y!", (0, 0)).reason.startswith("name_object: 'x_y!' is not a usable name")
+    assert fresh.name_object("nothing_here", (0.5, 0.0, 0.6)).reason.startswith("name_object: no object within")
+    assert fresh.forget("rubber_duck") and fresh.forget("block") and fresh.forget("drop_zone")
+    assert fresh.resolve("rubber_duck") is None

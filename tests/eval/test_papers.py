@@ -1,0 +1,87 @@
+"""The papers' published numbers: transcribed as PROTOCOLS.md states them, cited, immutable, matched to runs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from fakes import ROOT
+from situated.eval.papers import PAPER_RESULTS, comparable, run_setting, run_split
+
+PROTOCOLS = ROOT.parent / "shared" / "design" / "PROTOCOLS.md"
+
+
+def test_rows_are_cited_unique_and_in_their_units() -> None:
+    keys = [(r.paper, r.setting, r.model, r.split) for r in PAPER_RESULTS]
+    assert len(keys) == len(set(keys))
+    for row in PAPER_RESULTS:
+        assert row.source and ("arXiv:" in row.source or "Autonomous Robots" in row.source)
+        assert row.table or row.note, row  # where in the paper, or why it is not from a table
+        if row.system == "household":
+            assert set(row.metrics) == {"success", "gcr", "exec"} and all(0 <= v <= 1 for v in row.metrics.values())
+        else:
+            assert "tc" in row.metrics and 0 <= row.metrics["tc"] <= 100
+    with pytest.raises(TypeError):
+        PAPER_RESULTS[0].metrics["success"] = 1.0  # type: ignore[index]
+
+
+def _protocol_rows(text: str) -> dict[str, tuple[float, ...]]:
+    """ProgPrompt's environment-0 table in PROTOCOLS.md: setup → (SR, Exec, GCR)."""
+    section = text.split("### Numbers to beat", 1)[1].split("###", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and re.match(r"\d", cells[1]):
+            rows[cells[0]] = tuple(float(c.split("±")[0]) for c in cells[1:])
+    return rows
+
+
+def test_progprompt_rows_match_the_protocol_table() -> None:
+    if not PROTOCOLS.is_file():
+        pytest.skip(f"{PROTOCOLS} not found")
+    text = PROTOCOLS.read_text()
+    table = _protocol_rows(text)
+    assert len(table) == 7
+    env0 = [r for r in PAPER_RESULTS if r.split == "env0"]
+    assert sorted((r.metrics["success"], r.metrics["exec"], r.metrics["gcr"]) for r in env0) == sorted(table.values())
+    numbers = re.search(r"Environments 1 / 2 \(GPT-3\): SR (\d\.\d+) / (\d\.\d+), Exec (\d\.\d+) / "
+                        r"(\d\.\d+), GCR (\d\.\d+) / (\d\.\d+)", text)
+    assert numbers is not None
+    sr1, sr2, ex1, ex2, gcr1, gcr2 = map(float, numbers.groups())
+    for split, (sr, ex, gcr) in (("env1", (sr1, ex1, gcr1)), ("env2", (sr2, ex2, gcr2))):
+        (row,) = comparable("household", split)
+        assert dict(row.metrics) == {"success": sr, "exec": ex, "gcr": gcr}
+
+
+def test_velma_rows_match_the_protocol_table() -> None:
+    if not PROTOCOLS.is_file():
+        pytest.skip(f"{PROTOCOLS} not found")
+    section = PROTOCOLS.read_text().split("### Numbers (unseen areas, TC %)", 1)[1].split("Finetuning:", 1)[0]
+    columns = ["touchdown/dev", "map2seq/dev", "touchdown/test", "map2seq/test"]
+    published = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and re.match(r"[\d–]", cells[1]):
+            for split, cell in zip(columns, cells[1:], strict=True):
+                if cell != "–":
+                    published[(cells[0], split)] = float(cell.split()[0])
+    ours = {r.split: r for r in PAPER_RESULTS if r.system == "navigation"}
+    assert len(published) == sum(1 for r in PAPER_RESULTS if r.system == "navigation") == 16
+    assert sorted(published.values()) == sorted(r.metrics["tc"] for r in PAPER_RESULTS if r.system == "navigation")
+    assert set(ours) == set(columns)
+
+
+def test_runs_are_matched_by_system_and_split() -> None:
+    household = {"split": "env2", "planner": "progprompt", "ablation": "no-comments"}
+    assert run_split("household", household) == "env2" and run_setting("household", household) == "no-comments"
+    assert [r.split for r in comparable("household", "env2")] == ["env2"]
+    # a household split the papers did not report is shown against environment 0, the paper's main table
+    assert {r.split for r in comparable("household", "test_seen")} == {"env0"}
+    navigation = {"dataset": "map2seq", "split": "dev", "agent": "forward"}
+    rows = comparable("navigation", run_split("navigation", navigation))
+    assert {r.split for r in rows} == {"map2seq/dev"} and len(rows) == 6
+    assert [r.metrics for r in rows if r.agent == run_setting("navigation", navigation)] == [
+        {"tc": 0.8, "spd": 37.9, "kpa": 37.2}]
+    assert comparable("navigation", "touchdown/train") == ()
+
