@@ -30,8 +30,9 @@ class TokenSelector(Protocol):
     def close(self) -> None: ...
 
 
-def _logits(ctx: Any, n_vocab: int) -> np.ndarray:
-    pointer = llama_cpp.llama_get_logits_ith(ctx, -1)
+def _logits(ctx: Any, n_vocab: int, row: int = -1) -> np.ndarray:
+    """The logits of one row of the last batch (-1: its last token)."""
+    pointer = llama_cpp.llama_get_logits_ith(ctx, row)
     return np.ctypeslib.as_array(pointer, shape=(n_vocab,))
 
 
@@ -66,12 +67,15 @@ class _Penalised:
 class Greedy:
     """Temperature 0 without a grammar: the argmax of the (penalised) logits."""
 
+    row = -1
+    """Which row of the last batch's logits to choose from (a batched engine sets each sequence's)."""
+
     def __init__(self, ctx: Any, n_vocab: int, frequency_penalty: float) -> None:
         self._ctx, self._n_vocab = ctx, n_vocab
         self._penalty = _Penalised(frequency_penalty)
 
     def select(self) -> int | None:
-        token = int(np.argmax(self._penalty.scores(_logits(self._ctx, self._n_vocab))))
+        token = int(np.argmax(self._penalty.scores(_logits(self._ctx, self._n_vocab, self.row))))
         self._penalty.accept(token)
         return token
 
@@ -81,6 +85,8 @@ class Greedy:
 
 class GreedyFirstGrammar:
     """Temperature 0 with a grammar: test the argmax alone; full-vocabulary check only when it is rejected."""
+
+    row = -1
 
     def __init__(
         self, ctx: Any, vocab: Any, n_vocab: int, grammar: str, frequency_penalty: float, where: str
@@ -124,7 +130,7 @@ class GreedyFirstGrammar:
 
     def select(self) -> int | None:
         self.steps += 1
-        scores = self._penalty.scores(_logits(self._ctx, self._n_vocab))
+        scores = self._penalty.scores(_logits(self._ctx, self._n_vocab, self.row))
         token: int | None = int(np.argmax(scores))
         if not self._allowed(token, float(scores[token])):
             token = self._best_allowed(scores)
@@ -144,6 +150,8 @@ class Chain:
 
     Used for temperature > 0 and as the reference "plain" grammar path. Never adds top-k next to a grammar.
     """
+
+    row = -1
 
     def __init__(
         self,
@@ -173,7 +181,7 @@ class Chain:
             add(self._chain, llama_cpp.llama_sampler_init_dist(seed & 0xFFFFFFFF))
 
     def select(self) -> int | None:
-        return int(llama_cpp.llama_sampler_sample(self._chain, self._ctx, -1))
+        return int(llama_cpp.llama_sampler_sample(self._chain, self._ctx, self.row))
 
     def close(self) -> None:
         if self._chain:

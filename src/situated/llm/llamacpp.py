@@ -103,9 +103,9 @@ class _Engine:
             self.llama._ctx.kv_cache_clear()
             self.llama.eval(tokens)
             return 0
-        common = _common_prefix(self.live_tokens(), tokens)
-        best = max(self.states.values(), key=lambda s: _common_prefix(s.tokens, tokens), default=None)
-        best_common = _common_prefix(best.tokens, tokens) if best else 0
+        common = common_prefix(self.live_tokens(), tokens)
+        best = max(self.states.values(), key=lambda s: common_prefix(s.tokens, tokens), default=None)
+        best_common = common_prefix(best.tokens, tokens) if best else 0
         if best is not None and best_common >= max(common + MIN_STATE_TOKENS, MIN_STATE_TOKENS):
             self._save()
             self._restore(best)
@@ -137,7 +137,8 @@ def _engine(path: Path, n_ctx: int, n_threads: int, seed: int, state_cache: int)
         return _ENGINES[key]
 
 
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens `a` and `b` share."""
     n = 0
     for x, y in zip(a, b, strict=False):
         if x != y:

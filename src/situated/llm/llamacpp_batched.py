@@ -34,11 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from situated.errors import BackendError
 from situated.llm.base import Completion
-from situated.llm.llamacpp import chat_prompt, json_answer, model_path
+from situated.llm.llamacpp import chat_prompt, common_prefix, json_answer, model_path
 from situated.llm.models import Progress
 
 try:
@@ -60,47 +58,6 @@ MIN_SHARED = 32
 """A prompt waits for another sequence's prompt only when they share at least this many tokens more."""
 MAX_GATHER_S = 0.02
 """After a round, wait up to this long for the callers it answered to send their next request."""
-
-
-def _row_logits(ctx: Any, n_vocab: int, row: int) -> np.ndarray:
-    return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, row), shape=(n_vocab,))
-
-
-if llama_cpp is not None:
-
-    class _RowGreedy(gs.Greedy):
-        """`grammar_sampling.Greedy` over one row of a batch's logits."""
-
-        row = -1
-
-        def select(self) -> int | None:
-            token = int(np.argmax(self._penalty.scores(_row_logits(self._ctx, self._n_vocab, self.row))))
-            self._penalty.accept(token)
-            return token
-
-    class _RowGreedyFirst(gs.GreedyFirstGrammar):
-        """`grammar_sampling.GreedyFirstGrammar` over one row of a batch's logits (same steps, same result)."""
-
-        row = -1
-
-        def select(self) -> int | None:
-            self.steps += 1
-            scores = self._penalty.scores(_row_logits(self._ctx, self._n_vocab, self.row))
-            token: int | None = int(np.argmax(scores))
-            if not self._allowed(token, float(scores[token])):
-                token = self._best_allowed(scores)
-            if token is not None:
-                llama_cpp.llama_sampler_accept(self._grammar, token)
-                self._penalty.accept(token)
-            return token
-
-    class _RowChain(gs.Chain):
-        """`grammar_sampling.Chain` sampling from one row of a batch's logits."""
-
-        row = -1
-
-        def select(self) -> int | None:
-            return int(llama_cpp.llama_sampler_sample(self._chain, self._ctx, self.row))
 
 
 @dataclass(eq=False)
@@ -130,15 +87,6 @@ class _Request:
     @property
     def in_prompt(self) -> bool:
         return self.seq >= 0 and self.pending is None and self.evaluated < len(self.tokens)
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 class _BatchedEngine:
@@ -263,8 +211,8 @@ class _BatchedEngine:
             free = [s for s in range(self.sequences) if not self.busy[s]]
             if not free:
                 return
-            held = max((_common_prefix(kv, request.tokens) for kv in self.kv), default=0)
-            leading = max((_common_prefix(r.tokens, request.tokens) for r in self.active if r.in_prompt),
+            held = max((common_prefix(kv, request.tokens) for kv in self.kv), default=0)
+            leading = max((common_prefix(r.tokens, request.tokens) for r in self.active if r.in_prompt),
                           default=0)
             if defer and leading >= held + MIN_SHARED:
                 continue  # another sequence is evaluating this prefix: take it from there when it is done
@@ -278,13 +226,13 @@ class _BatchedEngine:
         tokens = request.tokens
 
         def rank(s: int) -> tuple[int, bool]:
-            return _common_prefix(self.kv[s], tokens), s == request.preferred
+            return common_prefix(self.kv[s], tokens), s == request.preferred
 
         seq = max(free, key=rank)
-        own = _common_prefix(self.kv[seq], tokens)
+        own = common_prefix(self.kv[seq], tokens)
         source, best = seq, own
         for s in range(self.sequences):
-            shared = _common_prefix(self.kv[s], tokens)
+            shared = common_prefix(self.kv[s], tokens)
             if shared > best:
                 source, best = s, shared
         reuse = min(best, len(tokens) - 1)  # always decode at least one token for fresh logits
@@ -309,11 +257,11 @@ class _BatchedEngine:
 
     def _selector(self, request: _Request) -> Any:
         if request.temperature <= 0.0 and request.grammar is None:
-            return _RowGreedy(self.ctx, self.n_vocab, request.frequency_penalty)
+            return gs.Greedy(self.ctx, self.n_vocab, request.frequency_penalty)
         if request.temperature <= 0.0:
-            return _RowGreedyFirst(self.ctx, self.vocab, self.n_vocab, request.grammar, request.frequency_penalty,
+            return gs.GreedyFirstGrammar(self.ctx, self.vocab, self.n_vocab, request.grammar, request.frequency_penalty,
                                    "llamacpp-batched")
-        return _RowChain(self.ctx, self.vocab, self.n_vocab, grammar=request.grammar,
+        return gs.Chain(self.ctx, self.vocab, self.n_vocab, grammar=request.grammar,
                          temperature=request.temperature, frequency_penalty=request.frequency_penalty,
                          seed=request.seed, where="llamacpp-batched")
 
