@@ -20,7 +20,7 @@ from ..errors import DataError, SituatedError
 from ..interpreter import Limits, interpret
 from ..planners.base import Planner, PlanResult
 from ..planners.feedback import Verifier, failure_comment
-from ..program import Program
+from ..program import Condition, Program
 from ..trace import StepEvent, Trace
 from .episode import Episode
 from .household_metrics import as_metrics, score_episode
@@ -32,16 +32,26 @@ DEFAULT_LIMITS = Limits()
 HOUSEHOLD_METRICS: tuple[str, ...] = ("success", "gcr", "exec", "precision")
 
 
+class SimulatorVerifier:
+    """The verifier of grounded decoding: resets `env` (a private copy of the scene, never the one the episode
+    runs on), runs the plan there with symbolic assertion checks and reports the failed actions; `unmet` asks
+    the copy which goals do not hold where the last plan left it."""
+
+    def __init__(self, env: Environment, *, limits: Limits | None = None) -> None:
+        self.env = env
+        self.limits = replace(limits or DEFAULT_LIMITS, stop_on_failure=False)
+
+    def __call__(self, program: Program) -> list[StepEvent]:
+        self.env.reset()
+        return [e for e in interpret(program, self.env, limits=self.limits).steps if not e.ok]
+
+    def unmet(self, goals: Sequence[Condition]) -> list[Condition]:
+        return [g for g in goals if not self.env.holds(g)]
+
+
 def simulator_verifier(env: Environment, *, limits: Limits | None = None) -> Verifier:
-    """A verifier for grounded decoding: resets `env` (a private copy of the scene, never the one the episode
-    runs on) and runs the plan on it with symbolic assertion checks; returns the failed actions."""
-    limits = replace(limits or DEFAULT_LIMITS, stop_on_failure=False)
-
-    def verify(program: Program) -> list[StepEvent]:
-        env.reset()
-        return [e for e in interpret(program, env, limits=limits).steps if not e.ok]
-
-    return verify
+    """A verifier for grounded decoding on `env`, a private copy of the episode's scene (`SimulatorVerifier`)."""
+    return SimulatorVerifier(env, limits=limits)
 
 
 class Replanner(Protocol):
