@@ -19,6 +19,11 @@ CASSETTE = CASSETTES / "progprompt_qwen0.5b.jsonl"
     (["--jobs", "2"], "--jobs must be 1"),
     (["--assert-check", "oracle"], "assert-check"),
     (["--split", "env9"], "split 'env9' not found"),
+    (["--examples", "many"], "--examples must be fixed, retrieved or a number"),
+    (["--examples", "retrieved", "--retriever", "tfidf"], "--retriever must be one of minilm, bm25"),
+    (["--examples", "retrieved", "--k", "0"], "--k >= 1"),
+    (["--goals", "--langprompt"], "--goals needs ProgPrompt"),
+    (["--plan-tokens", "0"], "--plan-tokens"),
 ])
 def test_bad_eval_options_end_in_one_line(progprompt_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture,
                                           extra: list[str], message: str) -> None:
@@ -81,3 +86,18 @@ def test_plan_prints_program_trace_and_goals(monkeypatch: pytest.MonkeyPatch, ca
     assert "putin('salmon', 'microwave')" in out and "✓ switchon('microwave')" in out
     assert "goal conditions: 3/3" in out
     assert llm.prompts[0].endswith("def microwave_salmon():\n\t") and llm.calls[0]["grammar"]
+
+
+def test_examples_as_a_number_is_the_fixed_choice(progprompt_data: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    """`--examples 3` (the flag as it was) is `--examples fixed --k 3`: same prompts, same replayed results,
+    and the same results store resumes under either spelling."""
+    args = ["eval", "progprompt", "--data", str(progprompt_data), "--split", "env1", "--limit", "1",
+            "--model", "llamacpp:qwen2.5-coder-0.5b", "--cassette", str(CASSETTE), "--out", str(tmp_path / "o"),
+            "--json"]
+    assert main([*args, "--examples", "3", "--k", "7"]) == 0
+    old = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main([*args, "--examples", "fixed", "--k", "3"]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == old
+    assert main([*args, "--k", "2"]) == 2  # two examples would be another configuration: refused, not mixed
+    assert "another configuration" in capsys.readouterr().err

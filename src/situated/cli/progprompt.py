@@ -152,6 +152,29 @@ def plan_command(
     console.print(f"goal conditions: {sum(g in after for g in goals)}/{len(goals)}")
 
 
+def example_choice(examples: str, k: int, retriever: str) -> tuple[int, str | None]:
+    """(number of example plans, retriever name or None) from `--examples fixed|retrieved|N`, `--k`, `--retriever`."""
+    from ..planners.retrieval import RETRIEVERS
+
+    if examples.isdigit():
+        return int(examples), None
+    if examples == "fixed":
+        return k, None
+    if examples == "retrieved":
+        if retriever not in RETRIEVERS:
+            raise SituatedError(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}")
+        if k < 1:
+            raise SituatedError(f"--examples retrieved needs --k >= 1, got {k}")
+        return k, retriever
+    raise SituatedError(f"--examples must be fixed, retrieved or a number, not {examples!r}")
+
+
+def levers(**settings: object) -> dict[str, object]:
+    """Settings of the levers beyond the paper that are on: a run without them keeps the configuration key of
+    the runs before they existed, so their results stores still resume."""
+    return {name: value for name, value in settings.items() if value is not None}
+
+
 @eval_app.command("progprompt")
 def eval_progprompt(
     data: Annotated[Path, typer.Option("--data", help="ProgPrompt data directory (shared/data/progprompt).")],
@@ -164,7 +187,17 @@ def eval_progprompt(
     runs: Annotated[int, typer.Option(help="Runs per task.")] = 1,
     limit: Annotated[int | None, typer.Option(help="Evaluate only the first N tasks of the split.")] = None,
     ablation: Annotated[str, typer.Option(help="full, no-comments, no-feedback or neither.")] = "full",
-    examples: Annotated[int, typer.Option("--examples", help="Number of example plans in the prompt.")] = 3,
+    examples: Annotated[str, typer.Option("--examples", help=(
+        "fixed (the first --k plans, the paper's set-up), retrieved (the --k plans nearest to the task, by "
+        "--retriever; never the task's own plan) or a number N (fixed, N plans)."))] = "fixed",
+    k: Annotated[int, typer.Option("--k", help="Example plans in the prompt.")] = 3,
+    retriever: Annotated[str, typer.Option(
+        "--retriever", help="--examples retrieved: minilm (sentence embeddings, int8 ONNX) or bm25.")] = "minilm",
+    goals: Annotated[bool, typer.Option("--goals/--no-goals", help=(
+        "Goal-aware grounded decoding: the model first states the task's goals as assertions; a plan that "
+        "leaves one unmet on the private copy is continued."))] = False,
+    plan_tokens: Annotated[int | None, typer.Option("--plan-tokens", help=(
+        "Most tokens one plan may cost, repairs included (default 4 × the answer limit)."))] = None,
     examples_file: Annotated[Path | None, typer.Option(
         "--examples-file", help="Example plans (default: the data's plan set).")] = None,
     assert_check: Annotated[str, typer.Option("--assert-check", help="symbolic or llm.")] = "symbolic",
@@ -190,28 +223,34 @@ def eval_progprompt(
         raise SituatedError("--replan needs ProgPrompt (LangPrompt plans are not programs)")
     if limit is not None and limit < 1:
         raise SituatedError(f"--limit must be >= 1, got {limit}")
-    check_counts(("--runs", runs, 1), ("--examples", examples, 0), ("--replan", replan, 0),
-                 ("--repairs", repairs, 0), ("--jobs", jobs, 1), ("--threads", threads, 1))
+    k, retrieved = example_choice(examples, k, retriever)
+    check_counts(("--runs", runs, 1), ("--k", k, 0), ("--replan", replan, 0), ("--repairs", repairs, 0),
+                 ("--jobs", jobs, 1), ("--threads", threads, 1), ("--plan-tokens", plan_tokens, 1))
+    if goals and langprompt:
+        raise SituatedError("--goals needs ProgPrompt (LangPrompt plans are not programs)")
     repairs = 0 if langprompt else repairs  # LangPrompt is the paper's open-loop baseline
     all_tasks = load_split(data, split, initial_graph=initial_graph)
     tasks = all_tasks[:limit] if limit is not None else all_tasks
     examples_path = _examples_path(examples_file, data)
     plans = load_example_plans(examples_path)
     variant = "langprompt" if langprompt else (f"progprompt-{ablation}{'-nogrammar' if no_grammar else ''}"
-                                               f"{f'-grounded{repairs}' if repairs else ''}")
+                                               f"{f'-grounded{repairs}' if repairs else ''}"
+                                               f"{f'-{retrieved}{k}' if retrieved else ''}{'-goals' if goals else ''}")
     out = out or Path("runs") / f"{split}-{variant}-{model.replace(':', '_').replace('/', '_')}"
     config = household_config(
         all_tasks, model=model, base_url=base_url, planner="langprompt" if langprompt else "progprompt",
-        ablation=ablation, examples=examples, example_plans=fingerprint(plans), grammar=not no_grammar,
+        ablation=ablation, examples=k, example_plans=fingerprint(plans), grammar=not no_grammar,
         split=split, data=str(data.resolve()), initial_graph=str(initial_graph.resolve()) if initial_graph else None,
-        repairs=repairs, assert_check=assert_check)
+        repairs=repairs, assert_check=assert_check,
+        **levers(retriever=retrieved, goals=goals or None, plan_tokens=plan_tokens))
     check_cassette(cassette, cassette_mode, input_files(initial_graph, examples_path, *(data / d for d in (
         "new_env", "final_states", split))))
     err = Console(stderr=True)
     runner, spec = evaluation_model(model, executor=executor, jobs=jobs, ray_address=ray_address, cassette=cassette,
                                     cassette_mode=cassette_mode, threads=threads, base_url=base_url, console=err)
-    job = HouseholdJob(spec, tuple(plans.items()), n_examples=examples, ablation=ablation, grammar=not no_grammar,
-                       langprompt=langprompt, repairs=repairs, assert_check=assert_check, replan=replan, seed=seed)
+    job = HouseholdJob(spec, tuple(plans.items()), n_examples=k, ablation=ablation, grammar=not no_grammar,
+                       langprompt=langprompt, repairs=repairs, assert_check=assert_check, replan=replan, seed=seed,
+                       retriever=retrieved, goals=goals, plan_tokens=plan_tokens)
     with episode_progress(err, f"{split} × {runs}", quiet=as_json) as on_progress:
         episodes = evaluate_household_job(tasks, job, runner, runs=runs, out=out, config=config,
                                           on_progress=on_progress)

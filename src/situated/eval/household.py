@@ -23,7 +23,7 @@ from ..planners.base import Planner, PlanResult
 from ..planners.factory import household_planner_factory
 from ..planners.feedback import Verifier, failure_comment
 from ..planners.progprompt_prompt import ABLATIONS
-from ..program import Program
+from ..program import Condition, Program
 from ..trace import StepEvent, Trace
 from .episode import Episode
 from .executors import EpisodeFn, Executor, ModelSpec
@@ -36,16 +36,26 @@ DEFAULT_LIMITS = Limits()
 HOUSEHOLD_METRICS: tuple[str, ...] = ("success", "gcr", "exec", "precision")
 
 
+class SimulatorVerifier:
+    """The verifier of grounded decoding: resets `env` (a private copy of the scene, never the one the episode
+    runs on), runs the plan there with symbolic assertion checks and reports the failed actions; `unmet` asks
+    the copy which goals do not hold where the last plan left it."""
+
+    def __init__(self, env: Environment, *, limits: Limits | None = None) -> None:
+        self.env = env
+        self.limits = replace(limits or DEFAULT_LIMITS, stop_on_failure=False)
+
+    def __call__(self, program: Program) -> list[StepEvent]:
+        self.env.reset()
+        return [e for e in interpret(program, self.env, limits=self.limits).steps if not e.ok]
+
+    def unmet(self, goals: Sequence[Condition]) -> list[Condition]:
+        return [g for g in goals if not self.env.holds(g)]
+
+
 def simulator_verifier(env: Environment, *, limits: Limits | None = None) -> Verifier:
-    """A verifier for grounded decoding: resets `env` (a private copy of the scene, never the one the episode
-    runs on) and runs the plan on it with symbolic assertion checks; returns the failed actions."""
-    limits = replace(limits or DEFAULT_LIMITS, stop_on_failure=False)
-
-    def verify(program: Program) -> list[StepEvent]:
-        env.reset()
-        return [e for e in interpret(program, env, limits=limits).steps if not e.ok]
-
-    return verify
+    """A verifier for grounded decoding on `env`, a private copy of the episode's scene (`SimulatorVerifier`)."""
+    return SimulatorVerifier(env, limits=limits)
 
 
 class Replanner(Protocol):
@@ -189,6 +199,12 @@ class HouseholdJob:
     replan: int = 0
     seed: int = 0
     limits: Limits = DEFAULT_LIMITS
+    retriever: str | None = None
+    """Example plans retrieved per task by this retriever (minilm or bm25); None: the first `n_examples`."""
+    goals: bool = False
+    """Goal-aware grounded decoding (the model states the goals; unmet ones are continued)."""
+    plan_tokens: int | None = None
+    """Token budget per plan, repairs included (None: the planner's default)."""
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -202,7 +218,8 @@ class HouseholdJob:
     def planner_factory(self, llm: Any) -> Callable[[], Planner]:
         return household_planner_factory(llm, dict(self.examples), n_examples=self.n_examples,
                                          ablation=self.ablation, grammar=self.grammar, langprompt=self.langprompt,
-                                         seed=self.seed, max_repairs=self.repairs)
+                                         seed=self.seed, max_repairs=self.repairs, retriever=self.retriever,
+                                         goals=self.goals, plan_tokens=self.plan_tokens)
 
     def build(self) -> EpisodeFn:
         planner = self.planner_factory(self.model.open())()

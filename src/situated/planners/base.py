@@ -29,7 +29,12 @@ class PlanResult:
     dropped: int = 0
     prompt: str = field(default="", repr=False)
     rejected: tuple[str, ...] = ()
-    """Grounded decoding: the calls the verifier rejected, `line N: call: reason`, one per rewrite."""
+    """Grounded decoding: the calls the verifier rejected, `line N: call: reason`, one per rewrite (and the
+    stated goals that did not hold at the end, `goal COND: ...`)."""
+    goals: tuple[str, ...] = ()
+    """The goal conditions the model stated for the task before writing the plan (goal-aware decoding)."""
+    budget_spent: bool = False
+    """Grounded decoding stopped rewriting because the plan's token budget was spent."""
 
     @property
     def repairs(self) -> int:

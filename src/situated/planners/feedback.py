@@ -11,16 +11,28 @@ the verifier and drives replanning; planners only turn this feedback into prompt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
-from ..program import Program
+from ..program import Condition, Program
 from ..trace import StepEvent
 
 DEFAULT_REPAIRS = 5
 """Rewrites per plan that `situated plan` and `situated eval progprompt` allow unless told otherwise."""
 
-Verifier = Callable[[Program], Sequence[StepEvent]]
-"""Runs a plan on a shadow environment; returns its failed actions in order (empty when all succeed)."""
+class Verifier(Protocol):
+    """Runs a plan on a shadow environment (a private copy of the scene)."""
+
+    def __call__(self, program: Program) -> Sequence[StepEvent]:
+        """The plan's failed actions in order (empty when all succeed)."""
+
+    def unmet(self, goals: Sequence[Condition]) -> list[Condition]:
+        """Of `goals`, those that do not hold where the last plan run left the copy of the scene."""
+
+
+def goal_comment(goal: str) -> str:
+    """The comment that tells the model a goal it stated does not hold at the end of its plan."""
+    return f"the goal {goal} does not hold yet"
 
 
 def rejection_comment(call: str, reason: str) -> str:

@@ -12,19 +12,22 @@ the scene rejects are rewritten (grounded decoding, `planners.feedback`).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence, Set
 from functools import partial
 
 from ..actions import PROGPROMPT_SPACE, ActionSpace
-from ..errors import SituatedError
+from ..errors import ParseError, SituatedError
 from ..llm.base import LLM, Completion
-from ..program import Call
+from ..program import Call, Condition, condition_text
+from ..program.effects import goal_phrase, read_goals
 from ..program.grammar import plan_grammar, plan_objects
 from ..program.reading import ReadPlan, complete_statements, read_plan, statement_at
 from .base import PlanResult
-from .feedback import Verifier, rejection_comment
+from .feedback import Verifier, goal_comment, rejection_comment
 from .progprompt_prompt import ProgPromptPrompt, function_name, header
+from .retrieval import Retriever
 
 STOPS: tuple[str, ...] = ("\ndef ", "\n\n")
 """Generation ends at the next function or at a blank line (ProgPrompt stops at `def`)."""
@@ -42,6 +45,30 @@ CHECK_TOKENS = 96
 MAX_CONTINUATIONS = 2
 """How many times a plan cut off by the token cap is continued."""
 
+PLAN_TOKEN_BUDGET = 4
+"""Grounded decoding stops rewriting a plan once it has generated this many times `max_tokens` (the open-loop
+cap): a task never costs more than a few open-loop plans without the episode saying so (`budget_spent`)."""
+
+GOAL_TOKENS = 64
+"""Token cap for the goals line of goal-aware decoding."""
+
+
+GOALS_ROOT = 'root ::= " " cond (", " cond)? (", " cond)? (", " cond)? "\\n"\n'
+"""The goals line: one to four conditions of the plan language."""
+
+
+def _without_closing_comments(text: str) -> tuple[str, int | None]:
+    """The plan text without its closing comment lines (`# 5: Done`), ending with a newline and a tab, and the
+    number a sub-goal added there takes (the closing comment's, else one past the last numbered one)."""
+    lines = text.rstrip("\n\t").split("\n")
+    closing = None
+    while len(lines) > 1 and lines[-1].strip().startswith("#"):
+        match = re.match(r"\s*#\s*(\d+)\s*:", lines.pop())
+        closing = int(match.group(1)) if match else closing
+    numbers = [int(m.group(1)) for line in lines if (m := re.match(r"\s*#\s*(\d+)\s*:", line))]
+    number = closing if closing is not None else (max(numbers) + 1 if numbers else None)
+    return "\n".join(lines) + "\n\t", number
+
 
 def _worn_out(banned: Sequence[tuple[str, tuple[str, ...]]]) -> set[str]:
     """Actions rejected at least `ACTION_REJECTIONS` times (with any objects)."""
@@ -56,11 +83,16 @@ class ProgPromptPlanner:
                  examples: Mapping[str, str] | None = None, *, n_examples: int = 3,
                  sample_examples: bool = False, seed: int = 0, ablation: str = "full",
                  constrained: bool = True, max_tokens: int = 600, frequency_penalty: float = 0.15,
-                 max_continuations: int = MAX_CONTINUATIONS, max_repairs: int = 0) -> None:
+                 max_continuations: int = MAX_CONTINUATIONS, max_repairs: int = 0,
+                 retriever: Retriever | None = None, state_goals: bool = False,
+                 max_plan_tokens: int | None = None) -> None:
         if max_repairs < 0:
             raise SituatedError(f"max_repairs must be >= 0, got {max_repairs}")
         self.prompts = ProgPromptPrompt(space, examples, n_examples=n_examples, sample_examples=sample_examples,
-                                        seed=seed, ablation=ablation)
+                                        seed=seed, ablation=ablation, retriever=retriever, goals=state_goals)
+        self.max_plan_tokens = max_plan_tokens if max_plan_tokens is not None else PLAN_TOKEN_BUDGET * max_tokens
+        if self.max_plan_tokens < max_tokens:
+            raise SituatedError(f"the plan token budget ({self.max_plan_tokens}) is below max_tokens ({max_tokens})")
         self.seed = seed
         self.llm = llm
         self.space = space
@@ -85,9 +117,14 @@ class ProgPromptPlanner:
         and `max_repairs > 0` the plan is rewritten from actions the verifier rejects (`planners.feedback`).
         """
         objects = plan_objects(objects)
-        prompt = self.prompts.scene_prompt(task_name, objects)
         head = header(task_name)
-        result = self._plan(prompt, head, objects, affordances, verify)
+        goals: tuple[Condition, ...] = ()
+        stated: list[Completion] = []
+        if self.prompts.goals:
+            goals, prompt = self._state_goals(task_name, objects, affordances, stated)
+        else:
+            prompt = self.prompts.scene_prompt(task_name, objects)
+        result = self._plan(prompt, head, objects, affordances, verify, goals, stated)
         if self.constrained or not result.raw_problems:
             return result
         # One more try, telling the model what was wrong (for servers that cannot take a grammar).
@@ -113,10 +150,34 @@ class ProgPromptPlanner:
         before = done.rstrip("\n") + "\n\t# " + failure.replace("\n", " ") + "\n\t"
         return self._plan(prompt[: -len(head)] + before, before, objects, affordances, verify)
 
+    def _state_goals(self, task_name: str, objects: Sequence[str], affordances: Mapping[str, Set[str]] | None,
+                     completions: list[Completion]) -> tuple[tuple[Condition, ...], str]:
+        """Goal-aware decoding: the model states the task's goals (conditions of the plan language, from the task
+        name and the examples' own goals lines) before writing the plan; returns them and the plan prompt."""
+        asking = self.prompts.goals_prompt(task_name, objects)
+        grammar = None
+        if self.constrained:
+            conditions = plan_grammar(self.space, objects, comments=True, asserts=True, affordances=affordances)
+            grammar = GOALS_ROOT + conditions.split("\n", 1)[1]
+        completion = self.llm.complete(asking, stop=("\n",), max_tokens=GOAL_TOKENS, temperature=0.0,
+                                       grammar=grammar, seed=self.seed)
+        completions.append(completion)
+        line = completion.text.split("\n")[0]
+        try:
+            goals = read_goals(line, source="<model goals>")
+        except ParseError:
+            goals = ()
+        return goals, asking + line.rstrip() + "\n" + header(task_name)
+
+    def _budget_left(self, completions: Sequence[Completion]) -> bool:
+        return sum(c.completion_tokens for c in completions) < self.max_plan_tokens
+
     def _plan(self, prompt: str, before: str, objects: Sequence[str], affordances: Mapping[str, Set[str]] | None,
-              verify: Verifier | None = None) -> PlanResult:
-        """Generate after `prompt` (which ends with `before`); with `verify`, replace rejected statements."""
-        completions: list[Completion] = []
+              verify: Verifier | None = None, goals: Sequence[Condition] = (),
+              completions: list[Completion] | None = None) -> PlanResult:
+        """Generate after `prompt` (which ends with `before`); with `verify`, replace rejected statements and,
+        with stated `goals`, add a sub-goal for each goal that does not hold at the end."""
+        completions = completions if completions is not None else []
         grammar = self.grammar(objects, affordances)
         first = before.count("\n") + 1  # the first generated line
         accepted = ""  # generated text kept across replacements; ends with "\n\t" when not empty
@@ -124,8 +185,11 @@ class ProgPromptPlanner:
         banned: list[tuple[str, tuple[str, ...]]] = []
         notes: list[str] = []
         rejected: list[str] = []
+        pursued: set[Condition] = set()  # goals already given a sub-goal of their own
+        budget_spent = False
         while True:
-            if verify is None or not rejected or len(rejected) >= self.max_repairs:
+            repairing = verify is not None and len(rejected) < self.max_repairs
+            if not repairing or not rejected:
                 body = self._generate(prompt + accepted, grammar, completions)
             else:  # after a replacement: stop writing as soon as a statement fails on the copy of the scene
                 body = self._generate(prompt + accepted, grammar, completions,
@@ -133,10 +197,22 @@ class ProgPromptPlanner:
                                                     verify))
             text = before + accepted + body
             read = self._read(text, objects, first)
-            if verify is None or len(rejected) >= self.max_repairs:
+            if not repairing or verify is None:
                 break
             failure = next((f for f in verify(read.program) if f.line >= check_from), None)
             stmt = statement_at(read.program, failure.line) if failure is not None else None
+            unmet = [g for g in verify.unmet(goals) if g not in pursued] if failure is None and goals else []
+            if (failure is not None or unmet) and not self._budget_left(completions):
+                budget_spent = True
+                break
+            if failure is None and unmet:  # every statement ran, yet a stated goal does not hold: a sub-goal for it
+                pursued.add(unmet[0])
+                rejected.append(f"goal {condition_text(unmet[0])}: {goal_comment(condition_text(unmet[0]))}")
+                kept, number = _without_closing_comments(text)
+                subgoal = f"# {number}: {goal_phrase(unmet[0])}" if number is not None else f"# {goal_phrase(unmet[0])}"
+                accepted = (kept + subgoal + "\n\t")[len(before):]
+                check_from = fix_line = kept.count("\n") + 2
+                continue
             if failure is None or stmt is None or stmt.line < check_from:
                 break
             if stmt.line != fix_line:
@@ -156,7 +232,7 @@ class ProgPromptPlanner:
             check_from = fix_line = stmt.line
         return PlanResult(read.program, text, tuple(completions), sum(c.completion_tokens for c in completions),
                           sum(c.prompt_tokens for c in completions), read.problems, read.problems, read.dropped,
-                          prompt, tuple(rejected))
+                          prompt, tuple(rejected), tuple(condition_text(g) for g in goals), budget_spent)
 
     def _read(self, text: str, objects: Sequence[str], first: int) -> ReadPlan:
         """Model text as a program: unparseable and invalid lines from line `first` on dropped."""

@@ -14,7 +14,9 @@ from collections.abc import Mapping, Sequence
 from ..actions import PROGPROMPT_SPACE, ActionSpace
 from ..errors import SituatedError
 from ..program import parse
+from ..program.effects import GOALS_PREFIX, goals_line, net_effects
 from ..program.reading import plan_object_names
+from .retrieval import Retriever, nearest
 
 ABLATIONS: tuple[str, ...] = ("full", "no-comments", "no-feedback", "neither")
 
@@ -34,11 +36,25 @@ def function_name(task_name: str) -> str:
     return f"task_{name}" if name[0].isdigit() or keyword.iskeyword(name) else name
 
 
+_FILLER_WORDS = frozenset({"the", "a", "an", "my", "some", "to", "in", "on", "of"})
+
+
+def same_task(name: str, other: str) -> bool:
+    """Whether two task or function names are one task written two ways (`turn off tablelamp` and
+    `turn_off_the_table_lamp`): equal letters once filler words, spaces and underscores are gone."""
+
+    def key(text: str) -> str:
+        return "".join(w for w in re.findall(r"[a-z0-9]+", text.lower().replace("_", " ")) if w not in _FILLER_WORDS)
+
+    return key(name) == key(other)
+
+
 def select_examples(examples: Mapping[str, str], n: int, *, sample: bool = False, seed: int = 0,
                     exclude: str | None = None) -> list[str]:
     """Names of the `n` prompt examples: the paper's three first when present, then the rest sorted by name;
-    with `sample=True` a seeded random sample instead. `exclude` (the task's own function) is never chosen."""
-    names = sorted(e for e in examples if e != exclude)
+    with `sample=True` a seeded random sample instead. The task's own plan (`exclude`, however it is written:
+    `same_task`) is never chosen."""
+    names = sorted(e for e in examples if exclude is None or not same_task(e, exclude))
     if n < 0:
         raise SituatedError(f"number of examples must be >= 0, got {n}")
     if n > len(names):
@@ -81,7 +97,7 @@ class ProgPromptPrompt:
 
     def __init__(self, space: ActionSpace = PROGPROMPT_SPACE, examples: Mapping[str, str] | None = None, *,
                  n_examples: int = 3, sample_examples: bool = False, seed: int = 0,
-                 ablation: str = "full") -> None:
+                 ablation: str = "full", retriever: Retriever | None = None, goals: bool = False) -> None:
         filter_lines("", ablation)  # validates the name
         self.space = space
         self.examples = dict(examples or {})
@@ -89,6 +105,8 @@ class ProgPromptPrompt:
         self.sample_examples = sample_examples
         self.seed = seed
         self.ablation = ablation
+        self.retriever = retriever
+        self.goals = goals and self.comments
         self.examples_for(None)  # fails early on too many examples
         self._programs = {n: parse(t, source=f"example {n}") for n, t in self.examples.items()}
 
@@ -103,10 +121,28 @@ class ProgPromptPrompt:
         return self.ablation in ("full", "no-comments")
 
     def examples_for(self, task_name: str | None) -> list[str]:
-        """The example plans shown for a task (never the task's own plan, when the example set has it)."""
+        """The example plans shown for a task (never the task's own plan, when the example set has it): fixed
+        (the paper's), sampled, or — with a retriever — the `n_examples` nearest to the task, the nearest last
+        (right above the task's header)."""
         exclude = function_name(task_name) if task_name else None
-        return select_examples(self.examples, self.n_examples, sample=self.sample_examples, seed=self.seed,
-                               exclude=exclude)
+        if self.retriever is None or task_name is None:
+            return select_examples(self.examples, self.n_examples, sample=self.sample_examples, seed=self.seed,
+                                   exclude=exclude)
+        if self.n_examples > len(self.examples):
+            raise SituatedError(f"{self.n_examples} examples asked for, only {len(self.examples)} available")
+        candidates = {n: n.replace("_", " ") for n in self.examples if not same_task(n, task_name)}
+        return list(reversed(nearest(self.retriever, task_name, candidates, self.n_examples)))
+
+    def example_text(self, name: str) -> str:
+        """An example plan as shown: its text, with its goals line above the `def` when goals are stated."""
+        text = self.examples[name].strip("\n").rstrip()
+        line = goals_line(net_effects(self._programs[name])) if self.goals else ""
+        return f"{line}\n{text}" if line else text
+
+    def goals_prompt(self, task_name: str, objects: Sequence[str]) -> str:
+        """The prompt asking for the task's goals: the scene prompt up to the header, then `# goals:`."""
+        prompt = self.scene_prompt(task_name, objects)
+        return prompt[: -len(header(task_name))] + GOALS_PREFIX
 
     def example_objects(self, task_name: str | None) -> list[str]:
         """The objects the task's example plans use."""
@@ -117,7 +153,7 @@ class ProgPromptPrompt:
         """Everything before the task's header: import line, objects, examples, the new environment's objects
         (if any), with the ablation's line filter applied; ends with a blank line."""
         parts = [self.space.import_line(), objects_line(objects)]
-        parts += [self.examples[n].strip("\n").rstrip() for n in self.examples_for(task_name)]
+        parts += [self.example_text(n) for n in self.examples_for(task_name)]
         if new_env_objects is not None:
             parts.append(objects_line(new_env_objects))
         return filter_lines("\n\n".join(parts) + "\n\n", self.ablation)
