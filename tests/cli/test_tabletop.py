@@ -163,3 +163,19 @@ def test_console_script_reports_a_bad_task_file_in_one_line(tmp_path: Path) -> N
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == (f"error: {tasks}: task 0: field 'goal': goal 0: \"'apple' in 'box'\" names 'box', "
                            "which is not among the task's objects\n")
+
+
+def test_eval_in_two_worker_processes_matches_one(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`--jobs 2`: episodes run in two worker processes (each with its own simulator and replayed model) and
+    come out as one process gives them, each stored once."""
+    args = ["eval", "tabletop", "--tasks", str(TASKS), "--limit", "2", "--model", "llamacpp:qwen2.5-coder-0.5b",
+            "--cassette", str(CASSETTE), "--json"]
+    assert main([*args, "--out", str(tmp_path / "one")]) == 0
+    one = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main([*args, "--out", str(tmp_path / "two"), "--jobs", "2"]) == 0
+    two = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert two == one
+    lines = (tmp_path / "two" / "episodes.jsonl").read_text().splitlines()
+    assert sorted(json.loads(x)["task"] for x in lines) == sorted(
+        json.loads(x)["task"] for x in (tmp_path / "one" / "episodes.jsonl").read_text().splitlines())
+    assert len(lines) == 4

@@ -20,18 +20,18 @@ from ..eval.store import fingerprint
 from ..eval.summary import by_task, stat
 from ..eval.tabletop import (
     TABLETOP_METRICS,
+    TabletopJob,
     check_layouts,
-    evaluate_tabletop,
+    evaluate_tabletop_job,
     tabletop_cases,
     tabletop_config,
     tabletop_summary,
 )
-from ..planners.progprompt_tabletop import TABLETOP_EXAMPLES, TabletopPlanner
-from .models import BaseUrlOpt, ThreadsOpt, check_cassette, open_model
+from ..planners.progprompt_tabletop import TABLETOP_EXAMPLES, TabletopPrompt
+from .models import BaseUrlOpt, ExecutorOpt, JobsOpt, RayAddressOpt, ThreadsOpt, check_cassette, evaluation_model
 from .progprompt import _eval_app
 from .progress import episode_progress
 from .render import check_counts, input_files
-from .tabletop_scene import tabletop_planner
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 
@@ -78,6 +78,9 @@ def eval_tabletop(
     examples: Annotated[int, typer.Option("--examples", help="Number of example plans in the prompt.")] = 3,
     slip: Annotated[float, typer.Option(help="Probability that a grasp slips (seeded).")] = 0.0,
     no_grammar: Annotated[bool, typer.Option("--no-grammar", help="Decode without the grammar.")] = False,
+    executor: ExecutorOpt = "local",
+    jobs: JobsOpt = 1,
+    ray_address: RayAddressOpt = None,
 ) -> None:
     """Evaluate ProgPrompt's tabletop variant: each task with and without its distractors; SR / Exec / Plan SR."""
     if runs < 1:
@@ -86,7 +89,7 @@ def eval_tabletop(
         raise SituatedError(f"--limit must be >= 1, got {limit}")
     if not 0.0 <= slip <= 1.0:
         raise SituatedError(f"--slip must lie in [0, 1], got {slip}")
-    check_counts(("--examples", examples, 0), ("--threads", threads, 1))
+    check_counts(("--examples", examples, 0), ("--threads", threads, 1), ("--jobs", jobs, 1))
     all_tasks = load_tabletop_tasks(tasks)
     chosen = all_tasks[:limit] if limit is not None else all_tasks
     out = out or Path("runs") / f"tabletop-{model.replace(':', '_').replace('/', '_')}"
@@ -96,16 +99,13 @@ def eval_tabletop(
     check_layouts(tabletop_cases(chosen), runs, seed)  # objects that cannot be placed: before loading a model
     check_cassette(cassette, cassette_mode, input_files(tasks))
     err = Console(stderr=True)
-    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
-                     console=err)
-
-    def factory() -> TabletopPlanner:
-        return tabletop_planner(llm, None, examples, comments=True, grammar=not no_grammar, seed=seed)
-
-    factory()  # bad settings (too many examples) fail before any episode
+    TabletopPrompt(None, n_examples=examples, seed=seed)  # bad settings (too many examples) fail here, at once
+    runner, spec = evaluation_model(model, executor=executor, jobs=jobs, ray_address=ray_address, cassette=cassette,
+                                    cassette_mode=cassette_mode, threads=threads, base_url=base_url, console=err)
+    job = TabletopJob(spec, n_examples=examples, grammar=not no_grammar, seed=seed, slip_probability=slip)
     with episode_progress(err, f"tabletop × {runs}", quiet=as_json) as on_progress:
-        episodes = evaluate_tabletop(chosen, factory, runs=runs, out=out, config=config,
-                                     seed=seed, slip_probability=slip, on_progress=on_progress)
+        episodes = evaluate_tabletop_job(chosen, job, runner, runs=runs, out=out, config=config,
+                                         on_progress=on_progress)
     console = Console(highlight=False)
     console.print(tabletop_table(episodes, f"ProgPrompt tabletop with {model} ({runs} run{'s' if runs > 1 else ''})"))
     summary = tabletop_summary(episodes)

@@ -26,8 +26,10 @@ from ..envs.base import StepResult
 from ..envs.tabletop.scene import layout
 from ..interpreter import Limits, interpret
 from ..planners.base import Planner
+from ..planners.progprompt_tabletop import TabletopPlanner
 from ..program import Call, Condition, Program, condition_text, format_program
 from .episode import Episode
+from .executors import EpisodeFn, Executor, ModelSpec
 from .runner import Progress, cost_of, run_episodes
 from .store import ResultsStore, fingerprint
 from .summary import summarize
@@ -206,6 +208,38 @@ def evaluate_tabletop(tasks: Sequence[TabletopTask], planner_factory: Callable[[
     settings = {**config, "seed": seed, "slip_probability": slip_probability}
     with ResultsStore(out, settings, system="tabletop") as store:
         return run_episodes(cases, runs, make, store, on_progress=on_progress)
+
+
+@dataclass(frozen=True)
+class TabletopJob:
+    """A tabletop evaluation's episodes as data, for any executor: how to open the model and the planner's and
+    episodes' settings. `build()` (in the worker, once) opens the model and makes the planner; each episode
+    builds its own simulated scene."""
+
+    model: ModelSpec
+    n_examples: int = 3
+    grammar: bool = True
+    seed: int = 0
+    slip_probability: float = 0.0
+    limits: Limits = DEFAULT_LIMITS
+
+    def build(self) -> EpisodeFn:
+        planner = TabletopPlanner(self.model.open(), None, n_examples=self.n_examples, comments=True,
+                                  constrained=self.grammar, seed=self.seed)
+        return lambda case, run: tabletop_episode(case, run, planner, seed=self.seed,
+                                                  slip_probability=self.slip_probability, limits=self.limits)
+
+
+def evaluate_tabletop_job(tasks: Sequence[TabletopTask], job: TabletopJob, executor: Executor, *, runs: int = 1,
+                          out: Path | None, config: Mapping[str, Any],
+                          on_progress: Progress | None = None) -> list[Episode]:
+    """`evaluate_tabletop` with `executor` (this process, worker processes or Ray): the same store, the same
+    configuration key, so either resumes the other's run."""
+    cases = tabletop_cases(tasks)
+    check_layouts(cases, runs, job.seed)
+    settings = {**config, "seed": job.seed, "slip_probability": job.slip_probability}
+    with ResultsStore(out, settings, system="tabletop") as store:
+        return run_episodes(cases, runs, job, store, executor=executor, on_progress=on_progress)
 
 
 def tabletop_summary(episodes: Sequence[Episode]) -> dict[str, Any]:
