@@ -23,6 +23,7 @@ CASSETTE = CASSETTES / "progprompt_qwen0.5b.jsonl"
     (["--examples", "retrieved", "--retriever", "tfidf"], "--retriever must be one of minilm, bm25"),
     (["--examples", "retrieved", "--k", "0"], "--k >= 1"),
     (["--goals", "--langprompt"], "--goals needs ProgPrompt"),
+    (["--goals", "--repairs", "0"], "--goals needs grounded decoding"),
     (["--plan-tokens", "0"], "--plan-tokens"),
 ])
 def test_bad_eval_options_end_in_one_line(progprompt_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture,

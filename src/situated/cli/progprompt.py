@@ -228,6 +228,8 @@ def eval_progprompt(
                  ("--jobs", jobs, 1), ("--threads", threads, 1), ("--plan-tokens", plan_tokens, 1))
     if goals and langprompt:
         raise SituatedError("--goals needs ProgPrompt (LangPrompt plans are not programs)")
+    if goals and repairs == 0:
+        raise SituatedError("--goals needs grounded decoding (--repairs >= 1): stated goals are checked on its copy")
     repairs = 0 if langprompt else repairs  # LangPrompt is the paper's open-loop baseline
     all_tasks = load_split(data, split, initial_graph=initial_graph)
     tasks = all_tasks[:limit] if limit is not None else all_tasks
