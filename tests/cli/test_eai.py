@@ -14,7 +14,7 @@ from situated.cli import main
 pytest.importorskip("virtualhome_eval")
 
 CASSETTE = CASSETTES / "eai_open_1.5b.jsonl"
-LIMIT = 8  # the cassette holds the first eight scored tasks
+LIMIT = 20  # the cassette holds the first 20 scored tasks
 
 
 def test_open_loop_scored_by_eais_evaluator_and_resumed(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
