@@ -27,10 +27,10 @@ def program(*lines: str):
     return parse("def task():\n" + "".join(f"\t{line}\n" for line in lines))
 
 
-def rewrite(line: int, call: str, replacement: str) -> Rewrite:
+def rewrite(line: int, call: str, replacement: str, reason: str = "the character is not close to it") -> Rewrite:
     rejected = parse(f"def task():\n\t{call}\n").body[0]
     assert isinstance(rejected, Call)
-    return Rewrite(line, Call(rejected.action, rejected.args, line), replacement)
+    return Rewrite(line, Call(rejected.action, rejected.args, line), replacement, reason)
 
 
 def test_a_task_step_swapped_for_a_move_is_abandoned() -> None:
@@ -51,6 +51,13 @@ def test_a_move_inserted_before_the_same_step_is_a_repair() -> None:
 def test_another_task_step_in_its_place_is_a_substitution_not_abandonment() -> None:
     final = program("find('mug')", "grab('cup')")
     assert abandoned([rewrite(3, "grab('mug')", "grab('cup')")], final) == 0
+
+
+def test_a_step_whose_effect_already_holds_is_not_given_up() -> None:
+    final = program("find('kitchencabinet')", "turnto('kitchencabinet')")
+    already = rewrite(3, "open('kitchencabinet')", "turnto('kitchencabinet')",
+                      "open kitchencabinet: kitchencabinet (id 208) is already open")
+    assert abandoned([already], final) == 0
 
 
 def test_a_rejected_move_is_no_task_step() -> None:

@@ -6,7 +6,8 @@ condition the ground-truth run changed (true in its final state, not in the init
 Honest Exec: `abandoned` counts grounded-decoding rewrites that made a plan executable by giving up a step of
 the task — a rejected statement with a task action (grab, putin, switchon, open, ...) whose replacement only
 moves or looks (`NAVIGATION_ACTIONS`) or ends the plan, and whose task call the final plan never makes later.
-Such a rewrite raises Exec while the task loses a step.
+Such a rewrite raises Exec while the task loses a step. A step rejected because its effect already holds
+("the fridge is already open") loses nothing and is not counted.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ NAVIGATION_ACTIONS = frozenset({"walk", "run", "find", "turnto", "lookat", "walk
                                 "turnright"})
 """Actions that only move or orient the agent: a plan made executable by swapping a task's step for one of them
 has dropped that step (Honest Exec)."""
+ALREADY = " is already "
+"""In the household environment's failure reasons: the action's effect already holds (open, grabbed, on, ...)."""
 
 
 def goal_conditions(initial: Set[str], final_gt: Set[str]) -> frozenset[str]:
@@ -94,13 +97,14 @@ def abandoned(rewrites: Sequence[Rewrite], program: Program) -> int:
     """How many rewritten places of `program` (the final plan) gave up a task step (see the module docstring).
 
     Rewrites at one line count once: the statement first rejected there against what finally stands there."""
-    first: dict[int, Statement] = {}
+    first: dict[int, Statement | None] = {}
     for rewrite in rewrites:
-        first.setdefault(rewrite.line, rewrite.rejected)
+        done_already = ALREADY in rewrite.reason  # the step's effect holds: nothing to give up
+        first.setdefault(rewrite.line, None if done_already else rewrite.rejected)
     calls = [(call, stmt.line) for stmt in program.body for call in _calls(stmt)]
     count = 0
     for line, rejected in first.items():
-        task = [c for c in _calls(rejected) if c.action not in NAVIGATION_ACTIONS]
+        task = [c for c in _calls(rejected) if c.action not in NAVIGATION_ACTIONS] if rejected is not None else []
         if not task:
             continue
         standing = [c for c, at in calls if at == line]

@@ -21,7 +21,8 @@ from .summary import Stat, by_task, stat, summarize
 
 
 def _stat_text(values: Sequence[float]) -> str:
-    return str(stat(values))
+    """Mean ± std over runs; one run's value alone (its std says nothing and costs the task column its width)."""
+    return f"{values[0]:.2f}" if len(values) == 1 else str(stat(values))
 
 
 def household_table(episodes: Sequence[Episode], title: str) -> Table:

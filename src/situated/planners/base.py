@@ -13,11 +13,13 @@ from ..program import Program, Statement
 @dataclass(frozen=True)
 class Rewrite:
     """One statement grounded decoding had the model rewrite: the top-level statement at `line` that the private
-    copy of the scene rejected, and the text the model wrote in its place ("" when it ended the plan there)."""
+    copy of the scene rejected (`reason`: why, as the environment said), and the text the model wrote in its
+    place ("" when it ended the plan there)."""
 
     line: int
     rejected: Statement
     replacement: str
+    reason: str = ""
 
 
 @dataclass(frozen=True)

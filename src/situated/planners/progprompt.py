@@ -225,7 +225,7 @@ class ProgPromptPlanner:
             kept = "\n".join(text.split("\n")[: stmt.line - 1]) + "\n\t"
             fix = self._replacement(prompt[: len(prompt) - len(before)] + kept, notes, objects, affordances,
                                     banned, _worn_out(banned), completions)
-            rewrites.append(Rewrite(stmt.line, stmt, fix.strip()))
+            rewrites.append(Rewrite(stmt.line, stmt, fix.strip(), failure.reason))
             accepted = (kept + fix + "\t")[len(before):] if fix.strip() else ""
             if not fix.strip():  # the model ends the plan where the rejected statement was
                 text = kept.rstrip("\t")
