@@ -77,13 +77,14 @@ def navigation_episode(env: StreetEnv, agent: NavAgent, instance: NavInstance, r
 
 
 def example_from_route(graph: StreetGraph, instance: NavInstance,
-                       visibility: VisibilitySource | None = None) -> Example:
+                       visibility: VisibilitySource | None = None, *, count_intersections: bool = False) -> Example:
     """Replay the gold actions of `instance` and record what the agent would have observed at each step.
 
     The history shows executed actions (after the environment's corrections); Map2seq's start observation
     is left out because a Map2seq agent never sees it (its first, forced forward happens in reset()).
+    `count_intersections` must match the test episodes' environment (see `StreetEnv`).
     """
-    env = StreetEnv(graph, visibility, max_steps=None)
+    env = StreetEnv(graph, visibility, max_steps=None, count_intersections=count_intersections)
     env.reset(instance)
     for action in gold_actions(graph, instance)[len(env.trajectory.actions):]:
         env.step(action)
@@ -100,12 +101,13 @@ def in_partition(graph: StreetGraph, instance: NavInstance, partition: str = TRA
 
 
 def velma_examples(dataset: NavDataset, n: int = 2, *, seed: int = 0, visibility: VisibilitySource | None = None,
-                   shortest_fraction: float = 0.25) -> tuple[Example, ...]:
+                   shortest_fraction: float = 0.25, count_intersections: bool = False) -> tuple[Example, ...]:
     """`n` solved examples from training-area routes of `dataset`, chosen by `seed`.
 
     Candidates: routes wholly in the training area whose gold actions include a left or right turn; of these
     the `shortest_fraction` with the fewest actions (short examples keep the prompt small); then `n` drawn
-    with `random.Random(seed)`, in id order for a stable prompt.
+    with `random.Random(seed)`, in id order for a stable prompt. `count_intersections` as in the test episodes'
+    environment.
     """
     scored: list[tuple[int, str, NavInstance]] = []
     for instance in dataset.instances:
@@ -120,7 +122,8 @@ def velma_examples(dataset: NavDataset, n: int = 2, *, seed: int = 0, visibility
     scored.sort(key=lambda item: (item[0], item[1]))
     pool = scored[: max(n, round(len(scored) * shortest_fraction))]
     chosen = sorted(random.Random(seed).sample(pool, n), key=lambda item: item[1])
-    return tuple(example_from_route(dataset.graph, item[2], visibility) for item in chosen)
+    return tuple(example_from_route(dataset.graph, item[2], visibility, count_intersections=count_intersections)
+                 for item in chosen)
 
 
 def navigation_summary(episodes: Sequence[Episode]) -> dict[str, float | int]:
