@@ -61,3 +61,46 @@ def test_cli_show_draws_a_route(
     assert "no instance with id 99" in capsys.readouterr().err
 
 
+
+
+def _seen_beside(tmp_path: Path) -> Path:
+    """A training-area dataset beside the unseen one (the same street, every panorama in the seen partition)."""
+    seen = write_street_dataset(tmp_path, "map2seq_seen")
+    nodes = seen / "graph" / "nodes.txt"
+    nodes.write_text(nodes.read_text().replace(",unseen", ",seen"))
+    return seen
+
+
+@pytest.mark.slow
+def test_llm_agent_levers_reach_the_episodes(dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """The real 0.5B model: with a stop threshold this low the agent stops at its first decision, in every
+    episode, whatever the model would have written; retrieved examples and intersection counts are part of the
+    run's configuration and its folder name."""
+    _seen_beside(tmp_path)
+    data = str(tmp_path / "map2seq_unseen")
+    args = ["navigate", "--data", data, "--agent", "llm", "--model", "llamacpp:qwen2.5-coder-0.5b", "--threads", "1",
+            "--examples", "retrieved", "--retriever", "bm25", "--shots", "1", "--count-intersections",
+            "--stop-threshold", "1e-9", "--out", str(tmp_path / "o"), "--json"]
+    assert run_cli(args, monkeypatch) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["n"] == 3
+    (store,) = (tmp_path / "o").iterdir()
+    assert store.name.endswith("-shots1-bm25-stop1e-09-counted")
+    config = json.loads((store / "run.json").read_text())["config"]
+    assert config["retriever"] == "bm25" and config["shots"] == 1 and config["count_intersections"] is True
+    for line in (store / "episodes.jsonl").read_text().splitlines():
+        actions = json.loads(line)["details"]["actions"]
+        assert actions[-1] == "stop" and len(actions) <= 2, actions  # Map2seq's forced forward, then stop
+
+
+def test_llm_agent_lever_options_are_checked(dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(tmp_path / "map2seq_unseen")
+    for extra, needle in ((["--agent", "llm", "--model", "m", "--examples", "nearest"], "--examples must be"),
+                          (["--agent", "llm", "--model", "m", "--examples", "retrieved", "--shots", "0"], "--shots"),
+                          (["--agent", "llm", "--model", "m", "--stop-threshold", "1.5"], "--stop-threshold"),
+                          (["--agent", "forward", "--count-intersections"], "for --agent llm")):
+        assert run_cli(["navigate", "--data", data, *extra], monkeypatch) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error:") and needle in err and "\n" not in err, err

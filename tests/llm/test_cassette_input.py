@@ -103,6 +103,15 @@ def test_bad_bytes_and_deep_json_name_the_line(tmp_path: Path) -> None:
             {"key": "k", "request": {"call": "count_tokens"}, "response": -1},
             "field response: expected a token count, got -1",
         ),
+        ({"key": "k", "request": {"call": "score"}, "response": {}}, "field response.logprobs: missing"),
+        (
+            {"key": "k", "request": {"call": "score"}, "response": {"logprobs": ["-1"]}},
+            "field response.logprobs\\[0\\]: expected number, got string",
+        ),
+        (
+            {"key": "k", "request": {"call": "score"}, "response": {"logprobs": [], "text": ""}},
+            "field response.text: unknown field",
+        ),
     ],
 )
 def test_each_bad_record_names_file_line_and_field(tmp_path: Path, entry: Any, message: str) -> None:

@@ -5,20 +5,25 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from fakes import CASSETTES, ScriptedLLM
+from fakes import CASSETTES, ScriptedLLM, write_street_dataset
 from situated.actions import STREET_SPACE
 from situated.cli import main
 from situated.datasets.map2seq import NavDataset, load_split
-from situated.envs.streets.env import StreetEnv
+from situated.envs.streets.env import NavInstance, StreetEnv
 from situated.envs.streets.transitions import ACTIONS
-from situated.eval.navigation import in_partition, navigation_episode, velma_examples
+from situated.errors import SituatedError
+from situated.eval.navigation import example_from_route, in_partition, navigation_episode, velma_examples
+from situated.llm.base import Scores
 from situated.llm.cassette import wrap
 from situated.planners.nav_baselines import make_agent
+from situated.planners.retrieval import Bm25Retriever
 from situated.planners.velma import ACTION_GRAMMAR, TASK_LINE, Example, VelmaAgent
 
 CASSETTE = CASSETTES / "velma_episode.jsonl"
@@ -152,3 +157,93 @@ def test_llm_agent_without_model_is_a_clear_error(velma_data: Path, capsys: pyte
     code = main(["navigate", "--data", str(velma_data / "map2seq_unseen"), "--agent", "llm", "--limit", "1"])
     assert code == 2
     assert "--model" in capsys.readouterr().err
+
+
+# --- beyond VELMA: retrieved examples, stop by probability, intersection counts (small street in code) ---------
+
+
+class ScoringScript(ScriptedLLM):
+    """ScriptedLLM that also scores: each call takes the next {word: probability} of the action words."""
+
+    def __init__(self, probabilities: list[dict[str, float]]) -> None:
+        super().__init__()
+        self.probabilities = list(probabilities)
+        self.scored: list[tuple[str, list[str]]] = []
+
+    def score(self, prompt: str, continuations: Sequence[str]) -> Scores:
+        self.scored.append((prompt, list(continuations)))
+        chosen = self.probabilities.pop(0)
+        rest = (1.0 - sum(chosen.values())) / (len(continuations) - len(chosen))
+        return Scores(tuple(math.log(chosen.get(c.strip(), rest)) for c in continuations), prompt_tokens=7)
+
+
+@pytest.fixture
+def street(tmp_path: Path) -> NavDataset:
+    return load_split(write_street_dataset(tmp_path), "dev")
+
+
+def test_stop_threshold_stops_on_the_probability_of_stop(street: NavDataset) -> None:
+    llm = ScoringScript([{"forward": 0.7, "stop": 0.2}, {"forward": 0.5, "stop": 0.35}])
+    agent = VelmaAgent(llm, (), stop_threshold=0.3)
+    episode = navigation_episode(StreetEnv(street.graph), agent, street.instances[0])
+    assert episode.details["actions"] == ["forward", "forward", "stop"]  # stop at 0.35 although forward is likelier
+    assert [c for _, c in llm.scored] == [[f" {a.name}" for a in STREET_SPACE]] * 2
+    assert all(prompt.endswith(f"\n{step}.") for step, (prompt, _) in enumerate(llm.scored, start=2))
+    assert agent.last_probabilities["stop"] == pytest.approx(0.35)
+    assert episode.cost.calls == 2 and episode.cost.prompt_tokens == 14
+
+
+def test_below_the_threshold_the_likeliest_other_action_is_taken(street: NavDataset) -> None:
+    llm = ScoringScript([{"stop": 0.45, "right": 0.3, "forward": 0.2}, {"stop": 0.9}])
+    agent = VelmaAgent(llm, (), stop_threshold=0.5)
+    episode = navigation_episode(StreetEnv(street.graph), agent, street.instances[0])
+    assert episode.details["actions"] == ["forward", "right", "stop"]
+    assert "\n2. right\n" in agent.prompt
+
+
+def test_a_stop_threshold_needs_a_scoring_backend_and_a_probability() -> None:
+    with pytest.raises(SituatedError, match="cannot score continuations"):
+        VelmaAgent(ScriptedLLM(), (), stop_threshold=0.5)
+    for bad in (0.0, 1.5):
+        with pytest.raises(SituatedError, match="probability"):
+            VelmaAgent(ScoringScript([]), (), stop_threshold=bad)
+    agent = make_agent("llm", llm=ScoringScript([]), examples=(), stop_threshold=0.4)
+    assert isinstance(agent, VelmaAgent) and agent.stop_threshold == 0.4
+
+
+def test_retrieved_examples_are_the_nearest_never_the_task_itself(street: NavDataset) -> None:
+    lines = [
+        {"id": 1, "route_panoids": ["A", "B", "C", "D"], "navigation_text": "Go straight to the bakery."},
+        {"id": 2, "route_panoids": ["A", "B", "W"], "navigation_text": "Turn left at the bank."},
+        {"id": 3, "route_panoids": ["A", "B", "C", "K"], "navigation_text": "Turn right at the second light."},
+        {"id": 4, "route_panoids": ["A", "B", "C"], "navigation_text": "Walk to the bakery and stop."},
+    ]
+    pool = tuple(
+        example_from_route(street.graph, NavInstance(str(r["id"]), "map2seq", tuple(r["route_panoids"]), 0.0,
+                                                     str(r["navigation_text"])))
+        for r in lines
+    )
+    llm = ScriptedLLM(default=" stop")
+    agent = VelmaAgent(llm, pool, shots=2, retriever=Bm25Retriever())
+    task = NavInstance("1", "map2seq", ("A", "B", "C", "D"), 0.0, "Go to the bakery.")
+    # the task's own route (id 1) is never an example, although its directions are the nearest; nearest last
+    assert [e.id for e in agent.examples_for(task)] == ["2", "4"]
+    navigation_episode(StreetEnv(street.graph), agent, task)
+    prompt = llm.prompts[0]
+    assert prompt.count("\nExample ") == 2 and "Go straight" not in prompt
+    assert prompt.index("Example 2\nDirections: Walk to the bakery and stop.") > prompt.index("Turn left at the bank")
+    with pytest.raises(SituatedError, match="number of shots"):
+        VelmaAgent(llm, pool, retriever=Bm25Retriever())
+
+
+def test_examples_count_intersections_like_the_episodes(street: NavDataset) -> None:
+    instance = street.instances[0]  # A B C D: two 3-way intersections, B and C
+    example = example_from_route(street.graph, instance, count_intersections=True)
+    assert example.observations[:2] == (
+        "There is a 3-way intersection. It is the 1st intersection since the start.",
+        "There is a 3-way intersection. It is the 2nd intersection since the start.",
+    )
+    env = StreetEnv(street.graph, count_intersections=True)
+    env.reset(instance)
+    assert env.observation.text == example.observations[0]
+    assert example_from_route(street.graph, instance).observations[0] == "There is a 3-way intersection."

@@ -82,6 +82,21 @@ def _data_files(data: Path | None) -> list[Path]:
     return [] if data is None else [data, data / "graph", data / "data"]
 
 
+def _retrieved(examples: str, retriever: str, shots: int) -> str | None:
+    """The retriever's name for `--examples retrieved`, None for `fixed`; one-line errors otherwise."""
+    from ..planners.retrieval import RETRIEVERS
+
+    if examples == "fixed":
+        return None
+    if examples != "retrieved":
+        raise SituatedError(f"--examples must be fixed or retrieved, not {examples!r}")
+    if retriever not in RETRIEVERS:
+        raise SituatedError(f"--retriever must be one of {', '.join(RETRIEVERS)}, not {retriever!r}")
+    if shots < 1:
+        raise SituatedError(f"--examples retrieved needs --shots >= 1, got {shots}")
+    return retriever
+
+
 def _agent_label(agent: str, seed: int, model: str | None) -> str:
     if agent == "random":
         return f"random-seed{seed}"
@@ -128,6 +143,17 @@ def navigate(
     examples_data: Annotated[
         Path | None, typer.Option("--examples-data", help="--agent llm: dataset of training-area example routes.")
     ] = None,
+    examples: Annotated[str, typer.Option("--examples", help=(
+        "--agent llm: fixed (--shots routes drawn by --seed, VELMA's set-up) or retrieved (the --shots training "
+        "routes whose directions are nearest to each episode's, by --retriever)."))] = "fixed",
+    shots: Annotated[int, typer.Option("--shots", help="--agent llm: solved examples in the prompt.")] = 2,
+    retriever: Annotated[str, typer.Option(
+        "--retriever", help="--examples retrieved: minilm (sentence embeddings) or bm25.")] = "minilm",
+    stop_threshold: Annotated[float | None, typer.Option("--stop-threshold", help=(
+        "--agent llm: stop when the model's probability of 'stop' among the actions reaches this; otherwise "
+        "the likeliest other action (embedded models only)."))] = None,
+    count_intersections: Annotated[bool, typer.Option("--count-intersections", help=(
+        "--agent llm: the observations say which intersection this is since the last turn or the start."))] = False,
     cassette: Annotated[
         Path | None, typer.Option("--cassette", help="Record/replay LLM calls in this JSON-lines file.")
     ] = None,
@@ -155,7 +181,12 @@ def navigate(
     _check_choice(agent, AGENTS, "--agent")
     if limit is not None and limit < 1:
         raise SituatedError("--limit must be at least 1")
-    check_counts(("--threads", threads, 1), ("--jobs", jobs, 1))
+    check_counts(("--threads", threads, 1), ("--jobs", jobs, 1), ("--shots", shots, 0))
+    retrieved = _retrieved(examples, retriever, shots)
+    if stop_threshold is not None and not 0.0 < stop_threshold <= 1.0:
+        raise SituatedError(f"--stop-threshold must lie in (0, 1], got {stop_threshold}")
+    if agent != "llm" and (retrieved or stop_threshold is not None or count_intersections or shots != 2):
+        raise SituatedError("--examples, --shots, --stop-threshold and --count-intersections are for --agent llm")
     loaded = _load(data, split, dataset)
     assert data is not None
     seen = VisibilitySpec(landmarks, file=_text(landmarks_file), panoramas=_text(panoramas), stats=_text(clip_stats),
@@ -179,22 +210,32 @@ def navigate(
                                         base_url=base_url)
     else:
         runner, _ = choose_executor(executor, jobs, ray_address=ray_address)
-    examples: tuple = ()
+    solved: tuple = ()
     if agent == "llm":
         with Console(stderr=True).status("replaying example routes"):
             examples_source = load_split(examples_data or examples_dir(data, loaded.name), "dev")
-            examples = velma_examples(examples_source, seed=seed)
-    job = NavigationJob(agent, str(data.resolve()), dataset=loaded.name, seed=seed, model=spec, examples=examples,
-                        visibility=seen, max_steps=None if agent == "gold" else MAX_STEPS, graph=loaded.graph)
+            solved = velma_examples(examples_source, None if retrieved else shots, seed=seed,
+                                    count_intersections=count_intersections)
+    job = NavigationJob(agent, str(data.resolve()), dataset=loaded.name, seed=seed, model=spec, examples=solved,
+                        visibility=seen, max_steps=None if agent == "gold" else MAX_STEPS, graph=loaded.graph,
+                        shots=shots if retrieved else None, retriever=retrieved, stop_threshold=stop_threshold,
+                        count_intersections=count_intersections)
     store = None
     if out is not None:
-        label = _agent_label(agent, seed, model) + ("-extracted" if extract_landmarks else "")
+        label = _agent_label(agent, seed, model) + ("-extracted" if extract_landmarks else "") + "".join((
+            f"-shots{shots}" if shots != 2 else "", f"-{retrieved}" if retrieved else "",
+            f"-stop{stop_threshold:g}" if stop_threshold is not None else "",
+            "-counted" if count_intersections else ""))
         store = out / f"{loaded.name}_{split}_{label}"
     config = navigation_config(
         loaded.instances, dataset=loaded.name, split=split, data=str(data.resolve()) if data else None, agent=agent,
         model=model if agent == "llm" or extract_landmarks else None, base_url=base_url, seed=seed,
         landmarks=landmarks, landmarks_file=str(landmarks_file) if landmarks_file else None,
-        examples_data=str(examples_data) if examples_data else None, extract_landmarks=extract_landmarks)
+        examples_data=str(examples_data) if examples_data else None, extract_landmarks=extract_landmarks,
+        **{name: value for name, value in (("shots", shots if shots != 2 else None), ("retriever", retrieved),
+                                           ("stop_threshold", stop_threshold),
+                                           ("count_intersections", count_intersections or None))
+           if value is not None})
     with episode_progress(Console(stderr=True), f"{loaded.name} {split} · {agent}", quiet=as_json) as progress:
         episodes = evaluate_navigation_job(job, instances, runner, out=store, config=config, on_progress=progress)
     summary = navigation_summary(episodes)

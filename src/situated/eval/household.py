@@ -27,7 +27,7 @@ from ..program import Condition, Program
 from ..trace import StepEvent, Trace
 from .episode import Episode
 from .executors import EpisodeFn, Executor, ModelSpec
-from .household_metrics import as_metrics, score_episode
+from .household_metrics import abandoned, as_metrics, score_episode
 from .runner import Progress, cost_of, run_episodes
 from .store import ResultsStore, fingerprint
 
@@ -82,6 +82,11 @@ class Execution:
     @property
     def repairs(self) -> int:
         return sum(p.repairs for p in self.plans)
+
+    @property
+    def abandoned(self) -> int:
+        """Rewrites that made a plan executable by giving up a task step (`household_metrics.abandoned`)."""
+        return sum(abandoned(p.rewrites, p.program) for p in self.plans)
 
 
 def run_plan(first: PlanResult, env: Environment, *, planner: Replanner | None = None, task_name: str = "",
@@ -161,7 +166,7 @@ def household_episode(task: HouseholdTask, run: int, planner: Planner, *,
         "split": task.split, "task_index": task.index, "attempted": attempted, "executed": trace.executed,
         "dropped": done.dropped, "unknown": sum(p.unknown for p in done.plans),
         "problems": [q for p in done.plans for q in p.raw_problems], "replans": done.replans,
-        "repairs": done.repairs, "rejected": [r for p in done.plans for r in p.rejected],
+        "repairs": done.repairs, "abandoned": done.abandoned, "rejected": [r for p in done.plans for r in p.rejected],
         "missing": list(score.missing), "program": done.text, "plans": [p.text for p in done.plans],
     }
     cost = cost_of([c for p in done.plans for c in p.completions])

@@ -2,12 +2,28 @@
 
 Conditions are class-level facts such as "salmon INSIDE microwave" or "tv ON". The goal of a task is every
 condition the ground-truth run changed (true in its final state, not in the initial one).
+
+Honest Exec: `abandoned` counts grounded-decoding rewrites that made a plan executable by giving up a step of
+the task — a rejected statement with a task action (grab, putin, switchon, open, ...) whose replacement only
+moves or looks (`NAVIGATION_ACTIONS`) or ends the plan, and whose task call the final plan never makes later.
+Such a rewrite raises Exec while the task loses a step. A step rejected because its effect already holds
+("the fridge is already open") loses nothing and is not counted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass
+
+from ..planners.base import Rewrite
+from ..program import Assert, Call, For, If, Program, Statement
+
+NAVIGATION_ACTIONS = frozenset({"walk", "run", "find", "turnto", "lookat", "walktowards", "walkforward", "turnleft",
+                                "turnright"})
+"""Actions that only move or orient the agent: a plan made executable by swapping a task's step for one of them
+has dropped that step (Honest Exec)."""
+ALREADY = " is already "
+"""In the household environment's failure reasons: the action's effect already holds (open, grabbed, on, ...)."""
 
 
 def goal_conditions(initial: Set[str], final_gt: Set[str]) -> frozenset[str]:
@@ -61,3 +77,39 @@ def as_metrics(score: EpisodeScore) -> dict[str, float]:
     """An episode's score as the metrics an Episode records (summarized over tasks and runs)."""
     return {"success": float(score.success), "gcr": score.gcr, "exec": score.exec_rate,
             "precision": score.precision}
+
+
+def _calls(stmt: Statement) -> Iterator[Call]:
+    """Every call a statement holds: recovery calls and block bodies included."""
+    if isinstance(stmt, Call):
+        yield stmt
+    elif isinstance(stmt, Assert):
+        yield from stmt.recovery
+    elif isinstance(stmt, If):
+        for inner in (*stmt.then, *stmt.otherwise):
+            yield from _calls(inner)
+    elif isinstance(stmt, For):
+        for inner in stmt.body:
+            yield from _calls(inner)
+
+
+def abandoned(rewrites: Sequence[Rewrite], program: Program) -> int:
+    """How many rewritten places of `program` (the final plan) gave up a task step (see the module docstring).
+
+    Rewrites at one line count once: the statement first rejected there against what finally stands there."""
+    first: dict[int, Statement | None] = {}
+    for rewrite in rewrites:
+        done_already = ALREADY in rewrite.reason  # the step's effect holds: nothing to give up
+        first.setdefault(rewrite.line, None if done_already else rewrite.rejected)
+    calls = [(call, stmt.line) for stmt in program.body for call in _calls(stmt)]
+    count = 0
+    for line, rejected in first.items():
+        task = [c for c in _calls(rejected) if c.action not in NAVIGATION_ACTIONS] if rejected is not None else []
+        if not task:
+            continue
+        standing = [c for c, at in calls if at == line]
+        if any(c.action not in NAVIGATION_ACTIONS for c in standing):
+            continue  # another task step stands there (a substitution, not a dropped step)
+        later = {(c.action, c.args) for c, at in calls if at > line}
+        count += any((c.action, c.args) not in later for c in task)
+    return count

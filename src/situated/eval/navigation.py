@@ -22,6 +22,7 @@ from ..envs.streets.visibility_kinds import VISIBILITY_KINDS, make_visibility
 from ..errors import DataError, SituatedError
 from ..interpreter import interpret
 from ..planners.nav_baselines import AGENTS, NavAgent, make_agent
+from ..planners.retrieval import make_retriever
 from ..planners.velma import Example
 from ..program import Call, Program
 from ..trace import ObservationEvent, StepEvent, Trace
@@ -77,13 +78,14 @@ def navigation_episode(env: StreetEnv, agent: NavAgent, instance: NavInstance, r
 
 
 def example_from_route(graph: StreetGraph, instance: NavInstance,
-                       visibility: VisibilitySource | None = None) -> Example:
+                       visibility: VisibilitySource | None = None, *, count_intersections: bool = False) -> Example:
     """Replay the gold actions of `instance` and record what the agent would have observed at each step.
 
     The history shows executed actions (after the environment's corrections); Map2seq's start observation
     is left out because a Map2seq agent never sees it (its first, forced forward happens in reset()).
+    `count_intersections` must match the test episodes' environment (see `StreetEnv`).
     """
-    env = StreetEnv(graph, visibility, max_steps=None)
+    env = StreetEnv(graph, visibility, max_steps=None, count_intersections=count_intersections)
     env.reset(instance)
     for action in gold_actions(graph, instance)[len(env.trajectory.actions):]:
         env.step(action)
@@ -99,13 +101,16 @@ def in_partition(graph: StreetGraph, instance: NavInstance, partition: str = TRA
     return all(graph.nodes[p].partition == partition for p in instance.route)
 
 
-def velma_examples(dataset: NavDataset, n: int = 2, *, seed: int = 0, visibility: VisibilitySource | None = None,
-                   shortest_fraction: float = 0.25) -> tuple[Example, ...]:
-    """`n` solved examples from training-area routes of `dataset`, chosen by `seed`.
+def velma_examples(dataset: NavDataset, n: int | None = 2, *, seed: int = 0,
+                   visibility: VisibilitySource | None = None, shortest_fraction: float = 0.25,
+                   count_intersections: bool = False) -> tuple[Example, ...]:
+    """`n` solved examples from training-area routes of `dataset`, chosen by `seed` (None: the whole pool, the
+    candidates an example retriever chooses from).
 
     Candidates: routes wholly in the training area whose gold actions include a left or right turn; of these
     the `shortest_fraction` with the fewest actions (short examples keep the prompt small); then `n` drawn
-    with `random.Random(seed)`, in id order for a stable prompt.
+    with `random.Random(seed)`, in id order for a stable prompt. `count_intersections` as in the test episodes'
+    environment.
     """
     scored: list[tuple[int, str, NavInstance]] = []
     for instance in dataset.instances:
@@ -115,12 +120,13 @@ def velma_examples(dataset: NavDataset, n: int = 2, *, seed: int = 0, visibility
         if not {"left", "right"} & set(actions):
             continue
         scored.append((len(actions), instance.id, instance))
-    if len(scored) < n:
-        raise DataError(f"{dataset.name} {dataset.split}: only {len(scored)} training-area routes, need {n}")
+    if len(scored) < (n or 1):
+        raise DataError(f"{dataset.name} {dataset.split}: only {len(scored)} training-area routes, need {n or 1}")
     scored.sort(key=lambda item: (item[0], item[1]))
-    pool = scored[: max(n, round(len(scored) * shortest_fraction))]
-    chosen = sorted(random.Random(seed).sample(pool, n), key=lambda item: item[1])
-    return tuple(example_from_route(dataset.graph, item[2], visibility) for item in chosen)
+    pool = scored[: max(n or 1, round(len(scored) * shortest_fraction))]
+    chosen = sorted(random.Random(seed).sample(pool, n) if n is not None else pool, key=lambda item: item[1])
+    return tuple(example_from_route(dataset.graph, item[2], visibility, count_intersections=count_intersections)
+                 for item in chosen)
 
 
 def navigation_summary(episodes: Sequence[Episode]) -> dict[str, float | int]:
@@ -194,6 +200,13 @@ class NavigationJob:
     visibility: VisibilitySpec = VisibilitySpec()
     max_steps: int | None = MAX_STEPS
     graph: StreetGraph | None = field(default=None, compare=False, repr=False)
+    shots: int | None = None
+    """With `retriever`: the examples shown per episode, the nearest of `examples` to its directions."""
+    retriever: str | None = None
+    stop_threshold: float | None = None
+    """Stop when the model's probability of `stop` reaches this (the LLM agent; needs a scoring backend)."""
+    count_intersections: bool = False
+    """The verbalizer says which intersection this is since the last turn (the examples must be made alike)."""
 
     def __post_init__(self) -> None:
         if self.agent not in AGENTS:
@@ -210,8 +223,11 @@ class NavigationJob:
     def build(self) -> EpisodeFn:
         graph = self.load_graph()
         llm = self.model.open() if self.model is not None else None
-        agent = make_agent(self.agent, graph=graph, seed=self.seed, llm=llm, examples=self.examples)
-        env = StreetEnv(graph, self.visibility.make(graph), max_steps=self.max_steps)
+        retriever = make_retriever(self.retriever) if self.retriever is not None else None
+        agent = make_agent(self.agent, graph=graph, seed=self.seed, llm=llm, examples=self.examples,
+                           shots=self.shots, retriever=retriever, stop_threshold=self.stop_threshold)
+        env = StreetEnv(graph, self.visibility.make(graph), max_steps=self.max_steps,
+                        count_intersections=self.count_intersections)
         return lambda instance, run: navigation_episode(env, agent, instance, run)
 
 

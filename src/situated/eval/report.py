@@ -21,13 +21,15 @@ from .summary import Stat, by_task, stat, summarize
 
 
 def _stat_text(values: Sequence[float]) -> str:
-    return str(stat(values))
+    """Mean ± std over runs; one run's value alone (its std says nothing and costs the task column its width)."""
+    return f"{values[0]:.2f}" if len(values) == 1 else str(stat(values))
 
 
 def household_table(episodes: Sequence[Episode], title: str) -> Table:
-    """Per task: SR, GCR, Exec (mean ± std over runs), mean attempted steps, unknown names, dropped calls."""
+    """Per task: SR, GCR, Exec (mean ± std over runs), mean attempted steps, unknown names, dropped calls and
+    abandoned steps (rewrites that made the plan executable by giving up a task step)."""
     table = Table(title=title)
-    for column in ("#", "task", "SR", "GCR", "Exec", "steps", "unknown", "dropped"):
+    for column in ("#", "task", "SR", "GCR", "Exec", "steps", "unknown", "dropped", "abandoned"):
         table.add_column(column)
     for _, rows in by_task(episodes):
         table.add_row(str(rows[0].details.get("task_index", "")), rows[0].instruction,
@@ -35,7 +37,8 @@ def household_table(episodes: Sequence[Episode], title: str) -> Table:
                       _stat_text([r.metrics["exec"] for r in rows]),
                       str(round(sum(r.details.get("attempted", 0) for r in rows) / len(rows), 1)),
                       str(sum(r.details.get("unknown", 0) for r in rows)),
-                      str(sum(r.details.get("dropped", 0) for r in rows)))
+                      str(sum(r.details.get("dropped", 0) for r in rows)),
+                      str(sum(r.details.get("abandoned", 0) for r in rows)))
     return table
 
 
@@ -55,6 +58,7 @@ def household_summary(episodes: Sequence[Episode]) -> dict[str, Any]:
             "exec_std": r(s["exec"].std), "precision": r(s["precision"].mean),
             "unknown": _total(episodes, "unknown"), "dropped": _total(episodes, "dropped"),
             "replans": _total(episodes, "replans"), "repairs": _total(episodes, "repairs"),
+            "abandoned": _total(episodes, "abandoned"),
             "tokens": sum(e.cost.tokens for e in episodes)}
 
 
@@ -62,7 +66,8 @@ def household_line(episodes: Sequence[Episode]) -> str:
     """The one-line text summary under the household table."""
     s = summarize(episodes, HOUSEHOLD_METRICS)
     return (f"SR {s['success']}  GCR {s['gcr']}  Exec {s['exec']}  "
-            f"unknown actions/objects {_total(episodes, 'unknown')}  dropped calls {_total(episodes, 'dropped')}")
+            f"unknown actions/objects {_total(episodes, 'unknown')}  dropped calls {_total(episodes, 'dropped')}  "
+            f"abandoned steps {_total(episodes, 'abandoned')}")
 
 
 def replay_table(episodes: Sequence[Episode], title: str) -> Table:

@@ -24,6 +24,25 @@ class Completion:
     seconds: float = 0.0
 
 
+@dataclass(frozen=True)
+class Scores:
+    """Log-probabilities of continuations of one prompt (natural log, summed over each continuation's tokens)."""
+
+    logprobs: tuple[float, ...]
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    seconds: float = 0.0
+
+
+@runtime_checkable
+class ScoringLLM(Protocol):
+    """A backend that can also score given continuations of a prompt (for decisions by probability)."""
+
+    uri: str
+
+    def score(self, prompt: str, continuations: Sequence[str]) -> Scores: ...
+
+
 @runtime_checkable
 class LLM(Protocol):
     """A text-completion model; `grammar` is GBNF text (llama.cpp grammar syntax)."""

@@ -2,7 +2,8 @@
 
 A cassette is a JSON-lines file; each line holds one call: `{"key", "request", "response"}`. The key is the
 sha256 of the backend URI, the call kind and every parameter (prompt or messages, stop, max_tokens,
-temperature, frequency_penalty, grammar, schema, seed), so any change makes a new entry. Modes:
+temperature, frequency_penalty, grammar, schema, seed, scored continuations), so any change makes a new entry.
+Calls: `complete`, `json`, `count_tokens` and `score` (log-probabilities of given continuations). Modes:
 
 - `replay`: answer only from the cassette; a missing key is a BackendError naming the cassette and the prompt.
 - `record`: always call the backend and append the answer (later lines win when the file is read again).
@@ -30,10 +31,10 @@ from typing import Any
 from situated import files
 from situated.errors import BackendError, DataError
 from situated.llm import load
-from situated.llm.base import LLM, Completion
+from situated.llm.base import LLM, Completion, Scores, ScoringLLM
 
 MODES = ("replay", "record", "auto")
-CALLS = ("complete", "json", "count_tokens")
+CALLS = ("complete", "json", "count_tokens", "score")
 CASSETTE_LIMIT = 1024 * 1024 * 1024
 """Largest cassette read (about 150,000 recorded completions); `Cassette(limit=...)` changes it."""
 _COMPLETION_FIELDS: dict[str, Any] = {
@@ -45,6 +46,7 @@ _COMPLETION_FIELDS: dict[str, Any] = {
     "seconds": float,
 }
 _REQUIRED = ("text", "finish_reason", "prompt_tokens", "completion_tokens")
+_SCORES_FIELDS: dict[str, Any] = {"logprobs": list[float], "prompt_tokens": int, "cached_tokens": int, "seconds": float}
 
 
 class CassetteError(DataError, BackendError):
@@ -72,10 +74,39 @@ def _completion(value: Any, where: str) -> Completion:
     return Completion(**{**value, "seconds": float(value.get("seconds", 0.0))})
 
 
+def _scores(value: Any, where: str, expected: int | None = None) -> Scores:
+    """A recorded score answer as Scores (`expected` continuations, when known); CassetteError otherwise."""
+    try:
+        files.check_type(value, dict[str, Any], where, name="response")
+        unknown = sorted(set(value) - set(_SCORES_FIELDS))
+        if unknown:
+            raise DataError(f"{files.at(where, field=files.field_path('response', unknown[0]))}: unknown field")
+        if "logprobs" not in value:
+            raise DataError(f"{files.at(where, field='response.logprobs')}: missing")
+        for name, kind in _SCORES_FIELDS.items():
+            if name in value:
+                files.check_type(value[name], kind, where, name=f"response.{name}")
+        if expected is not None and len(value["logprobs"]) != expected:
+            raise DataError(
+                f"{files.at(where, field='response.logprobs')}: {len(value['logprobs'])} scores for {expected} "
+                "continuations"
+            )
+    except DataError as exc:
+        raise CassetteError(str(exc)) from None
+    return Scores(
+        logprobs=tuple(float(v) for v in value["logprobs"]),
+        prompt_tokens=int(value.get("prompt_tokens", 0)),
+        cached_tokens=int(value.get("cached_tokens", 0)),
+        seconds=float(value.get("seconds", 0.0)),
+    )
+
+
 def _check_response(call: str, value: Any, where: str) -> None:
     """CassetteError unless `value` is shaped as an answer of `call`."""
     if call == "complete":
         _completion(value, where)
+    elif call == "score":
+        _scores(value, where)
     elif call == "count_tokens" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
         raise CassetteError(f"{files.at(where, field='response')}: expected a token count, got {value!r:.40}")
 
@@ -210,6 +241,20 @@ class CassetteLLM:
         request = {"call": "json", "messages": messages, "schema": schema, **params}
         summary = json.dumps(messages, ensure_ascii=False)
         return self._call(request, summary, run)[0]
+
+    def score(self, prompt: str, continuations: Sequence[str]) -> Scores:
+        """Log-probabilities of `continuations` after `prompt`, replayed or from a backend that can score."""
+        continuations = [str(c) for c in continuations]
+
+        def run() -> dict:
+            inner = self.inner
+            if not isinstance(inner, ScoringLLM):
+                raise BackendError(f"{self.uri} cannot score continuations")
+            answer = inner.score(prompt, continuations)
+            return {**asdict(answer), "logprobs": list(answer.logprobs)}
+
+        data, key = self._call({"call": "score", "prompt": prompt, "continuations": continuations}, prompt, run)
+        return _scores(data, self.cassette.where(key), expected=len(continuations))
 
     def count_tokens(self, text: str) -> int:
         count, key = self._call({"call": "count_tokens", "text": text}, text, lambda: self.inner.count_tokens(text))

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from situated.errors import BackendError
-from situated.llm.base import Completion, parse_json
+from situated.llm.base import Completion, Scores, parse_json
 from situated.llm.models import REGISTRY, Progress, ensure_model
 
 try:
@@ -254,6 +254,13 @@ class LlamaCppLLM:
             cached_tokens=cached,
             seconds=time.perf_counter() - start,
         )
+
+    def score(self, prompt: str, continuations: Sequence[str]) -> Scores:
+        """Natural-log probability of each continuation after `prompt` (see `llamacpp_scoring`)."""
+        from situated.llm.llamacpp_scoring import score_continuations
+
+        return score_continuations(self._engine, prompt, continuations, n_ctx=self.n_ctx,
+                                   reuse_prefix=self.reuse_prefix, where=self.uri)
 
     def _selector(
         self, grammar: str | None, temperature: float, frequency_penalty: float, seed: int

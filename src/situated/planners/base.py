@@ -7,7 +7,19 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from ..llm.base import LLM, Completion
-from ..program import Program
+from ..program import Program, Statement
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One statement grounded decoding had the model rewrite: the top-level statement at `line` that the private
+    copy of the scene rejected (`reason`: why, as the environment said), and the text the model wrote in its
+    place ("" when it ended the plan there)."""
+
+    line: int
+    rejected: Statement
+    replacement: str
+    reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -35,6 +47,9 @@ class PlanResult:
     """The goal conditions the model stated for the task before writing the plan (goal-aware decoding)."""
     budget_spent: bool = False
     """Grounded decoding stopped rewriting because the plan's token budget was spent."""
+    rewrites: tuple[Rewrite, ...] = ()
+    """Grounded decoding: each rewritten statement and its replacement, in order (several at one line when a
+    replacement was rejected in turn)."""
 
     @property
     def repairs(self) -> int:

@@ -87,7 +87,8 @@ AGENTS: tuple[str, ...] = ("gold", "forward", "random", "llm")
 
 def make_agent(name: str, **opts: Any) -> NavAgent:
     """Build a navigation agent by name. Options: `graph` (gold), `seed` (random); for llm (VELMA's prompting
-    agent, `planners.velma.VelmaAgent`) `llm` (an LLM) and `examples` (solved example trajectories)."""
+    agent, `planners.velma.VelmaAgent`) `llm` (an LLM) and `examples` (solved example trajectories), optionally
+    `shots` with `retriever` (examples retrieved per instance) and `stop_threshold` (stop by p(stop))."""
     if name == "gold":
         graph = opts.get("graph")
         if not isinstance(graph, StreetGraph):
@@ -103,5 +104,6 @@ def make_agent(name: str, **opts: Any) -> NavAgent:
         llm, examples = opts.get("llm"), opts.get("examples")
         if llm is None or examples is None:
             raise SituatedError("the llm agent needs a model (llm=...) and solved examples (examples=...)")
-        return VelmaAgent(llm, examples)
+        return VelmaAgent(llm, examples, shots=opts.get("shots"), retriever=opts.get("retriever"),
+                          stop_threshold=opts.get("stop_threshold"))
     raise SituatedError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")

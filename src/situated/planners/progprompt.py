@@ -24,7 +24,7 @@ from ..program import Call, Condition, condition_text
 from ..program.effects import goal_phrase, read_goals
 from ..program.grammar import plan_grammar, plan_objects
 from ..program.reading import ReadPlan, complete_statements, read_plan, statement_at
-from .base import PlanResult
+from .base import PlanResult, Rewrite
 from .feedback import Verifier, goal_comment, rejection_comment
 from .progprompt_prompt import ProgPromptPrompt, function_name, header
 from .retrieval import Retriever
@@ -137,7 +137,7 @@ class ProgPromptPlanner:
         return PlanResult(second.program, second.text, result.completions + second.completions,
                           result.tokens + second.tokens, result.prompt_tokens + second.prompt_tokens,
                           result.raw_problems, second.raw_problems, second.dropped, second.prompt,
-                          second.rejected)
+                          second.rejected, rewrites=second.rewrites)
 
     def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str, *,
                affordances: Mapping[str, Set[str]] | None = None, verify: Verifier | None = None) -> PlanResult:
@@ -185,6 +185,7 @@ class ProgPromptPlanner:
         banned: list[tuple[str, tuple[str, ...]]] = []
         notes: list[str] = []
         rejected: list[str] = []
+        rewrites: list[Rewrite] = []
         pursued: set[Condition] = set()  # goals already given a sub-goal of their own
         budget_spent = False
         while True:
@@ -224,6 +225,7 @@ class ProgPromptPlanner:
             kept = "\n".join(text.split("\n")[: stmt.line - 1]) + "\n\t"
             fix = self._replacement(prompt[: len(prompt) - len(before)] + kept, notes, objects, affordances,
                                     banned, _worn_out(banned), completions)
+            rewrites.append(Rewrite(stmt.line, stmt, fix.strip(), failure.reason))
             accepted = (kept + fix + "\t")[len(before):] if fix.strip() else ""
             if not fix.strip():  # the model ends the plan where the rejected statement was
                 text = kept.rstrip("\t")
@@ -232,7 +234,8 @@ class ProgPromptPlanner:
             check_from = fix_line = stmt.line
         return PlanResult(read.program, text, tuple(completions), sum(c.completion_tokens for c in completions),
                           sum(c.prompt_tokens for c in completions), read.problems, read.problems, read.dropped,
-                          prompt, tuple(rejected), tuple(condition_text(g) for g in goals), budget_spent)
+                          prompt, tuple(rejected), tuple(condition_text(g) for g in goals), budget_spent,
+                          tuple(rewrites))
 
     def _read(self, text: str, objects: Sequence[str], first: int) -> ReadPlan:
         """Model text as a program: unparseable and invalid lines from line `first` on dropped."""

@@ -21,13 +21,16 @@ the environment actually executed.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..actions import STREET_SPACE, ActionSpace
 from ..envs.streets.env import NavInstance, Observation
-from ..llm.base import LLM
+from ..errors import SituatedError
+from ..llm.base import LLM, ScoringLLM
 from ..program.grammar import gbnf_literal
+from .retrieval import Retriever, nearest
 
 
 def action_grammar(space: ActionSpace = STREET_SPACE) -> str:
@@ -93,26 +96,54 @@ class VelmaAgent:
         *,
         space: ActionSpace = STREET_SPACE,
         max_tokens: int = 4,
+        shots: int | None = None,
+        retriever: Retriever | None = None,
+        stop_threshold: float | None = None,
     ) -> None:
+        """`examples` are the solved examples shown in every prompt; with a `retriever` they are a pool, and each
+        episode shows the `shots` whose directions are nearest to its own (nearest last). With `stop_threshold`
+        the agent stops when the model's probability of `stop` among the actions reaches it, and otherwise
+        takes the likeliest other action (needs a backend that scores continuations)."""
+        if retriever is not None and not shots:
+            raise SituatedError("retrieved examples need a number of shots")
+        if stop_threshold is not None and not 0.0 < stop_threshold <= 1.0:
+            raise SituatedError(f"the stop threshold is a probability in (0, 1], not {stop_threshold}")
+        if stop_threshold is not None and not isinstance(llm, ScoringLLM):
+            raise SituatedError(f"{llm.uri} cannot score continuations, so it cannot use a stop threshold")
         self.llm = llm
         self.examples = tuple(examples)
+        self.shots = shots
+        self.retriever = retriever
+        self.stop_threshold = stop_threshold
         self.space = space
         self.grammar = action_grammar(space)
         self.max_tokens = max_tokens
-        self.head = render_head(self.examples, space)
+        self.head = render_head(self.examples if retriever is None else (), space)
         self._prompt = self.head
         self._pending = ""
         self.calls = 0
         self.tokens = 0
         self.prompt_tokens = 0
         self.seconds = 0.0
+        self.last_probabilities: dict[str, float] = {}
 
     @property
     def prompt(self) -> str:
         """Everything the model has been shown so far in this episode (head, directions, history)."""
         return self._prompt
 
+    def examples_for(self, instance: NavInstance) -> tuple[Example, ...]:
+        """The solved examples an episode's prompt shows."""
+        if self.retriever is None:
+            return self.examples
+        pool = {e.id: e.instruction for e in self.examples if e.id != instance.id}
+        chosen = nearest(self.retriever, instance.instruction, pool, self.shots or 0)
+        by_id = {e.id: e for e in self.examples}
+        return tuple(by_id[i] for i in reversed(chosen))
+
     def reset(self, instance: NavInstance) -> None:
+        if self.retriever is not None:
+            self.head = render_head(self.examples_for(instance), self.space)
         self._prompt = self.head + _render_task(instance.instruction, "")
         self._pending = "forward" if instance.forced_first_forward else ""
 
@@ -130,8 +161,34 @@ class VelmaAgent:
         what the environment executed; a benchmark replaying gold actions reports those)."""
         self._pending = executed
 
+    def action_probabilities(self, prompt: str) -> dict[str, float]:
+        """The model's probability of each action word as the next step, normalized over the actions.
+
+        Each word is scored as the grammar would start it (" left"), without the closing newline: the words are
+        whole tokens (turn_around: " turn" "_" "around", a first token no other action has), so the newline
+        would only cost one more model call per word."""
+        if not isinstance(self.llm, ScoringLLM):
+            raise SituatedError(f"{self.llm.uri} cannot score continuations")
+        words = [action.name for action in self.space]
+        scored = self.llm.score(prompt, [f" {w}" for w in words])
+        self.calls += 1
+        self.seconds += scored.seconds
+        self.prompt_tokens += scored.prompt_tokens
+        top = max(scored.logprobs)
+        weights = [math.exp(v - top) for v in scored.logprobs]
+        return {w: x / sum(weights) for w, x in zip(words, weights, strict=True)}
+
     def act(self, observation: Observation) -> str:
         prompt = self.next_prompt(observation)
+        if self.stop_threshold is not None:
+            probabilities = self.action_probabilities(prompt)
+            self.last_probabilities = probabilities
+            if probabilities.get("stop", 0.0) >= self.stop_threshold:
+                word = "stop"
+            else:
+                word = max((w for w in probabilities if w != "stop"), key=probabilities.__getitem__)
+            self._pending = word
+            return word
         answer = self.llm.complete(
             prompt, stop=("\n",), max_tokens=self.max_tokens, temperature=0.0, grammar=self.grammar
         )

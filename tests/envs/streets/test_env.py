@@ -15,7 +15,7 @@ from situated.envs.streets.env import NavInstance, StreetEnv
 from situated.envs.streets.graph import Node, StreetGraph
 from situated.envs.streets.oracle import gold_action, gold_actions
 from situated.envs.streets.transitions import State, correct_action, next_state
-from situated.envs.streets.verbalizer import verbalize
+from situated.envs.streets.verbalizer import ordinal, verbalize
 from situated.envs.streets.visibility import FileVisibility, NoVisibility
 from situated.errors import DataError, SituatedError
 from situated.program import Call, Condition
@@ -313,3 +313,69 @@ def test_file_visibility_rejects_malformed_files(tmp_path: Path, content: str, p
     file.write_text(content)
     with pytest.raises(DataError, match=problem):
         FileVisibility.load(file)
+
+
+# S -> B (4-way) -> N (3-way) -> M (3-way); west of B: W (3-way) -> X. Spurs make the 3-ways.
+COUNTING = make_graph(
+    {
+        "S": {0: "B"},
+        "B": {180: "S", 270: "W", 0: "N", 90: "E"},
+        "E": {270: "B"},
+        "N": {180: "B", 0: "M", 90: "N1"},
+        "N1": {270: "N"},
+        "M": {180: "N", 90: "M1", 0: "M2"},
+        "M1": {270: "M"},
+        "M2": {180: "M"},
+        "W": {90: "B", 270: "X", 0: "W1"},
+        "W1": {180: "W"},
+        "X": {90: "W"},
+    }
+)
+
+
+def test_intersections_are_counted_since_the_start_and_since_the_last_turn() -> None:
+    env = StreetEnv(COUNTING, count_intersections=True)
+    env.reset(instance(["S", "B", "N", "M"], 0))
+    env.step("forward")
+    assert env.observation.text == "There is a 4-way intersection. It is the 1st intersection since the start."
+    env.step("forward")
+    env.step("forward")
+    assert env.observation.text == "There is a 3-way intersection. It is the 3rd intersection since the start."
+    env.reset(instance(["S", "B", "W", "X"], 0))
+    env.step("forward")
+    env.step("left")
+    assert env.observation.text == ""  # turned in place: no new intersection
+    env.step("forward")
+    assert env.observation.text == "There is a 3-way intersection. It is the 1st intersection since your last turn."
+
+
+def test_a_turn_the_street_does_not_allow_is_no_turn_for_the_count() -> None:
+    graph = make_graph({"A": {0: "P"}, "P": {180: "A", 0: "B"}, "B": {180: "P", 90: "E", 270: "W"},
+                        "E": {270: "B"}, "W": {90: "B"}})
+    env = StreetEnv(graph, count_intersections=True)
+    env.reset(instance(["P", "B"], 0))
+    env.step("left")  # on a plain street: corrected to forward
+    assert env.trajectory.actions == ("forward",)
+    assert env.observation.text.endswith("It is the 1st intersection since the start.")
+    plain = StreetEnv(graph)
+    plain.reset(instance(["P", "B"], 0))
+    plain.step("forward")
+    assert plain.observation.text == "There is a 3-way intersection."  # counting is off by default
+
+
+def test_an_intersection_at_the_start_is_not_counted() -> None:
+    env = StreetEnv(COUNTING, count_intersections=True)
+    start = env.reset(instance(["B", "N"], 0))
+    assert start == "You are facing with the flow of traffic. There is a 4-way intersection."
+    env.step("forward")
+    assert env.observation.text.endswith("It is the 1st intersection since the start.")
+
+
+def test_ordinals() -> None:
+    assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111, 112)] == [
+        "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "101st", "111th", "112th"
+    ]
+    assert verbalize(4, {}, count=2, turned=True) == (
+        "There is a 4-way intersection. It is the 2nd intersection since your last turn."
+    )
+    assert verbalize(None, {}, count=2) == ""

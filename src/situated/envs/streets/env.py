@@ -22,6 +22,7 @@ from .verbalizer import traffic_flow, verbalize
 from .visibility import NoVisibility, VisibilitySource
 
 DATASETS = ("map2seq", "touchdown")
+TURNS = frozenset({"left", "right", "turn_around"})
 MAX_STEPS = 55
 
 
@@ -97,8 +98,13 @@ class StreetEnv:
         graph: StreetGraph,
         visibility: VisibilitySource | None = None,
         max_steps: int | None = MAX_STEPS,
+        *,
+        count_intersections: bool = False,
     ) -> None:
+        """`count_intersections` (beyond VELMA) adds to each intersection sentence how many intersections the
+        agent has reached since it last turned (or since the start); one it starts at is not counted."""
         self.graph = graph
+        self.count_intersections = count_intersections
         self.visibility: VisibilitySource = visibility if visibility is not None else NoVisibility()
         self.max_steps = max_steps
         self._instance: NavInstance | None = None
@@ -206,6 +212,24 @@ class StreetEnv:
             tuple(self._states), tuple(self._actions), tuple(self._pano_path), tuple(self._texts)
         )
 
+    def _arrived_at_intersection(self, index: int) -> bool:
+        """Whether state `index` is an arrival at an intersection (moved there, more than two streets)."""
+        panoid = self._states[index].panoid
+        return (index > 0 and self._states[index - 1].panoid != panoid
+                and self.graph.degree(panoid) > 2)
+
+    def _turned(self) -> bool:
+        return any(a in TURNS for a in self._actions)
+
+    def _intersections_since_turn(self) -> int:
+        """Intersections arrived at since the last turn (left, right, turn_around), this one included."""
+        count = 0
+        for index in range(len(self._states) - 1, 0, -1):
+            if self._actions[index - 1] in TURNS:
+                break
+            count += self._arrived_at_intersection(index)
+        return count
+
     def _observe(self) -> Observation:
         step = len(self._actions)
         state = self.state
@@ -216,12 +240,14 @@ class StreetEnv:
         traffic = None
         if step == 0 and self.instance.dataset == "touchdown":
             traffic = traffic_flow(self.graph, state.panoid, state.heading)
+        count = self._intersections_since_turn() if intersection is not None and self.count_intersections else None
+        count = count or None  # the start itself is not counted (nor said to be the 0th)
         return Observation(
             step=step,
             panoid=state.panoid,
             heading=state.heading,
             path_length=len(self._pano_path),
-            text=verbalize(intersection, landmarks, traffic),
+            text=verbalize(intersection, landmarks, traffic, count=count, turned=self._turned()),
             intersection=intersection,
             landmarks=landmarks,
             traffic=traffic,

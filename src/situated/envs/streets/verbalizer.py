@@ -32,17 +32,30 @@ def _join(names: tuple[str, ...]) -> str:
     return ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def verbalize(
     intersection: int | None,
     landmarks: Mapping[str, tuple[str, ...]],
     traffic: str | None = None,
+    *,
+    count: int | None = None,
+    turned: bool = False,
 ) -> str:
-    """One line: traffic flow (Touchdown, step 0), the intersection, then visible landmarks left to right."""
+    """One line: traffic flow (Touchdown, step 0), the intersection (with `count`, which one it is since the
+    last turn or the start), then visible landmarks left to right."""
     sentences: list[str] = []
     if traffic is not None:
         sentences.append(f"You are facing {traffic} the flow of traffic.")
     if intersection is not None:
         sentences.append(f"There is a {intersection}-way intersection.")
+        if count is not None:
+            since = "since your last turn" if turned else "since the start"
+            sentences.append(f"It is the {ordinal(count)} intersection {since}.")
     for bucket in BUCKETS:
         names = landmarks.get(bucket, ())
         if names:
