@@ -339,3 +339,20 @@ class LlamaGrammarCheck:
             return allowed(self.llama.token_eos())
         finally:
             lc.llama_sampler_free(sampler)
+
+
+def outcome(call: Any) -> Any:
+    """For fuzz properties: the value of `call()`, or the SituatedError it raised, whose message must be one
+    line; any other exception fails the property. Each outcome is a Hypothesis event (value or error kind)."""
+    from hypothesis import event
+
+    from situated.errors import SituatedError
+
+    try:
+        value = call()
+    except SituatedError as exc:
+        assert "\n" not in str(exc), f"message is not one line: {exc!r}"
+        event(f"error: {type(exc).__name__}")
+        return exc
+    event("value")
+    return value

@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -120,3 +122,11 @@ def fuzz() -> SimpleNamespace:
     return SimpleNamespace(
         json_values=json_values, mutated=mutated, dumps=dumps, json_bytes=JSON_BYTES, hostile_json=HOSTILE_JSON,
     )
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[Path]:
+    """A folder rewritten by every example of a module (a function-scoped tmp_path would be shared by all
+    examples anyway); modules that need another layout define their own."""
+    with tempfile.TemporaryDirectory(prefix="situated-fuzz-") as folder:
+        yield Path(folder)

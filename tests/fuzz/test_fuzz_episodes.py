@@ -6,17 +6,16 @@ from __future__ import annotations
 import copy
 import json
 import shutil
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 
+from fakes import outcome
 from situated.errors import DataError, SituatedError
 from situated.eval.episode import Cost, Episode
 from situated.eval.store import EPISODES_FILE, ResultsStore, read_episodes
@@ -35,21 +34,7 @@ def episode(task: str, run: int = 0) -> Episode:
 RECORD = episode("1").to_dict()
 
 
-@pytest.fixture(scope="module")
-def scratch() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="situated-fuzz-") as folder:
-        yield Path(folder)
 
-
-def outcome(call: Callable[[], Any]) -> Any:
-    try:
-        value = call()
-    except SituatedError as exc:
-        assert "\n" not in str(exc), f"message is not one line: {exc!r}"
-        event(f"error: {type(exc).__name__}")
-        return exc
-    event("value")
-    return value
 
 
 @st.composite

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fakes import outcome
 from situated import files
 from situated.errors import DataError, SituatedError
 
@@ -28,13 +29,6 @@ def scratch() -> Iterator[Path]:
         yield Path(folder) / "input.json"
 
 
-def outcome(call: Callable[[], Any]) -> Any:
-    """The value of `call()`, or the SituatedError it raised; any other exception fails the property."""
-    try:
-        return call()
-    except SituatedError as exc:
-        assert "\n" not in str(exc), f"message is not one line: {exc!r}"
-        return exc
 
 
 @given(data=st.data())

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import copy
 import json
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 
-from fakes import APARTMENT, EXAMPLES, kitchen
+from fakes import APARTMENT, EXAMPLES, kitchen, outcome
 from situated.actions import PROGPROMPT_SPACE
 from situated.datasets.progprompt import load_example_plans, load_split
 from situated.datasets.task_goals import goals_for
@@ -30,23 +28,7 @@ from situated.program.reading import read_plan
 Guard = Callable[[float], AbstractContextManager[None]]
 
 
-@pytest.fixture(scope="module")
-def scratch() -> Iterator[Path]:
-    """A folder rewritten by every example."""
-    with tempfile.TemporaryDirectory(prefix="situated-fuzz-") as folder:
-        yield Path(folder)
 
-
-def outcome(call: Callable[[], Any]) -> Any:
-    """The value of `call()`, or the SituatedError it raised; any other exception fails the property."""
-    try:
-        value = call()
-    except SituatedError as exc:
-        assert "\n" not in str(exc), f"message is not one line: {exc!r}"
-        event(f"error: {type(exc).__name__}")
-        return exc
-    event("value")
-    return value
 
 
 def _containers(value: Any, path: tuple = ()) -> Iterator[tuple]:

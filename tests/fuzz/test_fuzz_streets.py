@@ -15,14 +15,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 
-from fakes import STREET_LINKS, STREET_NODES
+from fakes import STREET_LINKS, STREET_NODES, outcome
 from situated.datasets.map2seq import NavDataset, load_split
 from situated.envs.streets.env import StreetEnv
 from situated.envs.streets.visibility import NoVisibility
-from situated.errors import DataError, SituatedError
+from situated.errors import DataError
 from situated.eval.navigation import navigation_episode
 from situated.planners.nav_baselines import make_agent
 
@@ -39,15 +39,6 @@ def scratch() -> Iterator[Path]:
         yield root
 
 
-def outcome(call: Callable[[], Any]) -> Any:
-    try:
-        value = call()
-    except SituatedError as exc:
-        assert "\n" not in str(exc), f"message is not one line: {exc!r}"
-        event(f"error: {type(exc).__name__}")
-        return exc
-    event("value")
-    return value
 
 
 FIELD = st.sampled_from([

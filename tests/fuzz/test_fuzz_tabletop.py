@@ -6,18 +6,16 @@ from __future__ import annotations
 import copy
 import json
 import math
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-import pytest
-from hypothesis import event, given
+from hypothesis import given
 from hypothesis import strategies as st
 
-from fakes import EXAMPLES
+from fakes import EXAMPLES, outcome
 from situated.datasets.tabletop import load_tabletop_tasks
 from situated.envs.tabletop.catalogue import CATALOGUE
 from situated.envs.tabletop.scene import FORMAT, Scene, load_scene
@@ -31,21 +29,7 @@ NUMBERS = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([0.
 NAMES = st.sampled_from([*sorted(CATALOGUE), "", "Apple", "unicorn", "\n"])
 
 
-@pytest.fixture(scope="module")
-def scratch() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="situated-fuzz-") as folder:
-        yield Path(folder)
 
-
-def outcome(call: Callable[[], Any]) -> Any:
-    try:
-        value = call()
-    except SituatedError as exc:
-        assert "\n" not in str(exc), f"message is not one line: {exc!r}"
-        event(f"error: {type(exc).__name__}")
-        return exc
-    event("value")
-    return value
 
 
 @st.composite
