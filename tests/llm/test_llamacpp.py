@@ -30,17 +30,6 @@ object ::= "kitchen" | "fridge" | "mug" | "sink" | "microwave" | "salmon" | "tv"
 LINE = re.compile(r"(walk|grab|open|close|switchon)\('(kitchen|fridge|mug|sink|microwave|salmon|tv|sofa)'\)")
 
 
-@pytest.fixture(scope="module")
-def llm() -> LlamaCppLLM:
-    try:
-        model = load("llamacpp:qwen2.5-coder-0.5b", n_ctx=2048, n_threads=2)
-    except BackendError as exc:
-        if "is not installed" in str(exc):
-            pytest.skip(str(exc))
-        raise
-    assert isinstance(model, LlamaCppLLM)
-    return model
-
 
 def test_prefix_reuse_evaluates_only_new_tokens(llm: LlamaCppLLM) -> None:
     prefix_tokens = llm.count_tokens(ROBOT_PREFIX)

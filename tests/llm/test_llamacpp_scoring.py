@@ -11,7 +11,6 @@ from situated.errors import BackendError
 
 llama_cpp = pytest.importorskip("llama_cpp", reason="needs llama-cpp-python")
 
-from situated.llm import load  # noqa: E402
 from situated.llm.cassette import wrap  # noqa: E402
 from situated.llm.llamacpp import LlamaCppLLM  # noqa: E402
 
@@ -22,17 +21,6 @@ PROMPT = (
     "1. forward\nThere is a 4-way intersection.\n2."
 )
 
-
-@pytest.fixture(scope="module")
-def llm() -> LlamaCppLLM:
-    try:
-        model = load("llamacpp:qwen2.5-coder-0.5b", n_ctx=2048, n_threads=2)
-    except BackendError as exc:
-        if "is not installed" in str(exc):
-            pytest.skip(str(exc))
-        raise
-    assert isinstance(model, LlamaCppLLM)
-    return model
 
 
 def reference_logprob(llm: LlamaCppLLM, prompt: str, continuation: str) -> float:
