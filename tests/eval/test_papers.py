@@ -18,8 +18,9 @@ def test_rows_are_cited_unique_and_in_their_units() -> None:
     for row in PAPER_RESULTS:
         assert row.source and ("arXiv:" in row.source or "Autonomous Robots" in row.source)
         assert row.table or row.note, row  # where in the paper, or why it is not from a table
-        if row.system == "household":
-            assert set(row.metrics) == {"success", "gcr", "exec"} and all(0 <= v <= 1 for v in row.metrics.values())
+        if row.system in ("household", "tabletop"):
+            names = {"success", "gcr", "exec"} if row.system == "household" else {"success", "exec", "plan_success"}
+            assert set(row.metrics) == names and all(0 <= v <= 1 for v in row.metrics.values())
         else:
             assert "tc" in row.metrics and 0 <= row.metrics["tc"] <= 100
     with pytest.raises(TypeError):
@@ -70,6 +71,19 @@ def test_velma_rows_match_the_protocol_table() -> None:
     assert len(published) == sum(1 for r in PAPER_RESULTS if r.system == "navigation") == 16
     assert sorted(published.values()) == sorted(r.metrics["tc"] for r in PAPER_RESULTS if r.system == "navigation")
     assert set(ours) == set(columns)
+
+
+def test_tabletop_rows_match_docs_tabletop() -> None:
+    """The real-robot rows (§V-C) are the ones docs/tabletop.md compares the 1.5B run with."""
+    docs = (ROOT / "docs" / "tabletop.md").read_text()
+    row_pattern = r"\| paper[^|]*, (no distractors|with distractors) \| ([\d.]+ \| [\d.]+ \| [\d.]+) \|"
+    found = dict(re.findall(row_pattern, docs))
+    assert len(found) == 2
+    config = {"planner": "progprompt_tabletop", "slip_probability": 0.0}
+    for part, cells in found.items():
+        (row,) = comparable("tabletop", f"{run_split('tabletop', config)}/{part}")
+        assert [row.metrics[k] for k in ("success", "exec", "plan_success")] == [float(c) for c in cells.split("|")]
+        assert row.agent == run_setting("tabletop", config) and row.tasks == 4 and row.runs == 1
 
 
 def test_runs_are_matched_by_system_and_split() -> None:

@@ -1,7 +1,8 @@
 """Reports of results stores written by the real runners: household runs on the real env1 tasks with fixed
 plans, navigation runs of the gold and forward agents on the small street dataset and on real Map2seq dev
-instances. The numbers in the report are the stores' numbers; the HTML page loads nothing from outside and
-renders every figure in a real browser (Debian's chromium driven by Playwright, skipped where absent)."""
+instances, a tabletop run of the example tasks with fixed plans. The numbers in the report are the stores'
+numbers; the HTML page loads nothing from outside and renders every figure in a real browser (Debian's chromium
+driven by Playwright, skipped where absent)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from fakes import write_street_dataset
+from fakes import EXAMPLES, write_street_dataset
 from situated.datasets.map2seq import load_split as load_streets
 from situated.datasets.progprompt import HouseholdTask, load_split
+from situated.datasets.tabletop import load_tabletop_tasks
 from situated.envs.streets.env import StreetEnv
 from situated.eval.household import HOUSEHOLD_METRICS, evaluate_household
 from situated.eval.navigation import evaluate_navigation, navigation_config, navigation_summary
@@ -25,6 +27,7 @@ from situated.eval.report_document import Document
 from situated.eval.report_html import render_html
 from situated.eval.store import read_episodes
 from situated.eval.summary import by_task, stat, summarize
+from situated.eval.tabletop import evaluate_tabletop, tabletop_config
 from situated.llm.base import Completion
 from situated.planners.base import PlanResult
 from situated.planners.nav_baselines import ForwardAgent, GoldAgent
@@ -36,6 +39,7 @@ GOOD = {
     "put the soap in the bathroomcabinet": "find('barsoap')\n\tgrab('barsoap')\n\tfind('bathroomcabinet')\n"
                                            "\topen('bathroomcabinet')\n\tputin('barsoap', 'bathroomcabinet')\n"
                                            "\tclose('bathroomcabinet')\n",
+    "put the apple in the bowl": "grab_and_putin('apple', 'bowl')\n",
 }
 CLUMSY = "grab('barsoap')\n\tfind('tv')\n"  # grabs without walking there first: a failed step
 
@@ -88,6 +92,18 @@ def streets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         evaluate_navigation(env, agent, dataset.instances, out=root / name, config=config)
         stores.append(root / name)
     return stores[0], stores[1]
+
+
+@pytest.fixture(scope="module")
+def tabletop(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first two example tabletop tasks, each without and with its distractors, in the simulated arm's world:
+    the apple task planned right, the other clumsily."""
+    pytest.importorskip("pybullet")
+    tasks = load_tabletop_tasks(EXAMPLES / "tabletop" / "tasks.json")[:2]
+    out = tmp_path_factory.mktemp("tabletop") / "fixed"
+    evaluate_tabletop(tasks, lambda: Planner(lambda task, n: True, 10), out=out,
+                      config=tabletop_config(tasks, model="fixed", planner="progprompt_tabletop"))
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -268,14 +284,10 @@ def _browser():  # -> playwright Browser
     return sync_playwright, executable
 
 
-def test_every_figure_renders_in_a_browser(household: tuple[Path, Path], streets: tuple[Path, Path],
-                                           tmp_path: Path) -> None:
+def _render(pages: list[Path], tmp_path: Path) -> None:
+    """Open each page in chromium: every figure rendered with a size, a full-page screenshot taken, and no
+    request left the file."""
     sync_playwright, executable = _browser()
-    pages = []
-    for name, stores in (("household", household), ("navigation", streets)):
-        out = tmp_path / f"{name}.html"
-        write_report(report_of(stores, Options(resamples=50, maps=4)), out)
-        pages.append(out)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         try:
@@ -297,3 +309,21 @@ def test_every_figure_renders_in_a_browser(household: tuple[Path, Path], streets
             assert all(url.startswith(("file:", "data:")) for url in requests), requests
         finally:
             browser.close()
+
+
+def test_every_figure_renders_in_a_browser(household: tuple[Path, Path], streets: tuple[Path, Path],
+                                           tmp_path: Path) -> None:
+    pages = []
+    for name, stores in (("household", household), ("navigation", streets)):
+        out = tmp_path / f"{name}.html"
+        write_report(report_of(stores, Options(resamples=50, maps=4)), out)
+        pages.append(out)
+    _render(pages, tmp_path)
+
+
+def test_a_tabletop_report_renders_in_a_browser(tabletop: Path, tmp_path: Path) -> None:
+    document = report_of([tabletop], Options(resamples=50))
+    assert {f.name for f in document.figures()} == {"metrics_by_variant", "sr_by_task"}
+    out = tmp_path / "tabletop.html"
+    write_report(document, out)
+    _render([out], tmp_path)

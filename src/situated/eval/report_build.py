@@ -13,44 +13,67 @@ from typing import Any
 
 from ..errors import DataError
 from .report_document import Document, Section
-from .report_household import failures, per_task
 from .report_html import render_html
 from .report_markdown import render_markdown
 from .report_navigation import by_length, episodes_table, route_maps, stops
 from .report_runs import RunResults, load_runs
-from .report_sections import Options, comparison, cost, intervals, intro, method, metrics_of, papers, results
+from .report_sections import (
+    Options,
+    comparison,
+    cost,
+    intervals,
+    intro,
+    method,
+    metrics_of,
+    papers,
+    results,
+    split_runs,
+)
+from .report_tasks import failures, per_task
 
 __all__ = ["FORMATS", "Options", "build_report", "load_runs", "report_of", "write_report"]
 
 FORMATS = ("html", "md")
 DEFAULT_OPTIONS = Options()
+TITLES = {"household": "Household", "navigation": "Navigation", "tabletop": "Tabletop"}
 
 
 def build_report(runs: Sequence[RunResults], options: Options = DEFAULT_OPTIONS) -> Document:
     """Every section of the report of `runs` (all of one system, as `load_runs` returns them)."""
     system = runs[0].system
     cis = intervals(runs, options)
-    compared, differences = comparison(runs, options)
-    paper_section, paper_rows = papers(runs, cis)
+    splits = split_runs(runs, options)
+    compared, differences = comparison(runs, options, splits)
+    paper_section, paper_rows = papers(runs, cis, splits)
     cost_section, costs = cost(runs)
-    sections: list[Section | None] = [intro(runs), results(runs, cis, options), compared, paper_section]
+    sections: list[Section | None] = [intro(runs), results(runs, cis, options, splits), compared, paper_section]
     maps = 0
-    if system == "household":
+    if system in ("household", "tabletop"):
         sections += [per_task(runs), cost_section, failures(runs)]
     else:
         map_section, maps = route_maps(runs, options)
         sections += [by_length(runs), map_section, stops(runs), cost_section, episodes_table(runs)]
     sections.append(method(system, options))
+    keys = [m.key for m in metrics_of(system)]
+    described = []
+    for index, (run, ci) in enumerate(zip(runs, cis, strict=True)):
+        entry = {"label": run.label, "path": str(run.path), "episodes": len(run.episodes), "tasks": run.tasks,
+                 "runs": run.runs, "metrics": {k: ci[k].to_dict() for k in keys}}
+        if splits:
+            entry["parts"] = {}
+            for split in splits:
+                part_ci = split.cis[index]
+                if part_ci is not None:
+                    entry["parts"][split.part.name] = {k: part_ci[k].to_dict() for k in keys}
+        described.append(entry)
     summary: dict[str, Any] = {
         "system": system,
-        "runs": [{"label": r.label, "path": str(r.path), "episodes": len(r.episodes), "tasks": r.tasks,
-                  "runs": r.runs, "metrics": {m.key: ci[m.key].to_dict() for m in metrics_of(system)}}
-                 for r, ci in zip(runs, cis, strict=True)],
+        "runs": described,
         "differences": differences, "cost": costs, "paper_rows": paper_rows, "maps": maps,
         "seed": options.seed, "resamples": options.resamples,
     }
     names = " vs ".join(r.label for r in runs[:4]) + (f" and {len(runs) - 4} more" if len(runs) > 4 else "")
-    title = f"{'Household' if system == 'household' else 'Navigation'} evaluation report"
+    title = f"{TITLES[system]} evaluation report"
     return Document(title, names, tuple(s for s in sections if s is not None), summary)
 
 

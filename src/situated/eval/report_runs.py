@@ -1,8 +1,9 @@
 """The results stores a report compares, read only: what each run was, its label, and how the runs differ.
 
-A report takes results stores (directories with run.json and episodes.jsonl). `situated navigate --out DIR`
-writes its store into a subdirectory named after the dataset, split and agent; a directory without run.json
-whose subdirectories are stores stands for those stores, in name order.
+A report takes results stores (directories with run.json and episodes.jsonl) of one system: household,
+navigation or tabletop. `situated navigate --out DIR` writes its store into a subdirectory named after the
+dataset, split and agent; a directory without run.json whose subdirectories are stores stands for those stores,
+in name order.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from .store import RUN_FILE, read_episodes
 
 # Settings that say what was run; every other config entry is shown only in the full listing.
 HEADLINE = ("model", "planner", "ablation", "agent", "dataset", "split", "examples", "grammar", "repairs",
-            "replan", "assert_check", "landmarks", "seed")
+            "replan", "assert_check", "landmarks", "slip_probability", "seed")
+SYSTEMS = ("household", "navigation", "tabletop")
+"""The systems a report covers (the `system` of run.json)."""
 # Config entries that are digests or paths: they differ between runs without being a setting worth a column.
 NOT_SETTINGS = frozenset({"tasks", "instances", "example_plans", "data", "base_url", "initial_graph",
                           "landmarks_file", "examples_data"})
@@ -92,9 +95,9 @@ def load_runs(directories: Sequence[Path]) -> list[RunResults]:
         first = {s: next(r.path for r in runs if r.system == s) for s in systems}
         raise DataError("cannot compare runs of different systems: "
                         + ", ".join(f"{first[s]} holds {s}" for s in systems))
-    if systems[0] not in ("household", "navigation"):
-        raise DataError(f"{runs[0].path}: episodes of system {systems[0]!r}; a report covers household and "
-                        "navigation runs")
+    if systems[0] not in SYSTEMS:
+        raise DataError(f"{runs[0].path}: episodes of system {systems[0]!r}; a report covers "
+                        f"{', '.join(SYSTEMS[:-1])} and {SYSTEMS[-1]} runs")
     return runs
 
 

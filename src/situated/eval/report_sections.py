@@ -1,11 +1,16 @@
 """Sections every report has, whatever the system: what is compared, the overall numbers with bootstrap
-intervals, differences between runs, the papers' numbers, cost, and how the numbers were computed."""
+intervals, differences between runs, the papers' numbers, cost, and how the numbers were computed.
+
+A system may also have parts, subsets of each run's episodes reported apart as well as together (tabletop:
+without and with distractors): `split_runs` restricts every run to each part and bootstraps it on its own, and
+`results`, `comparison` and `papers` add a row per part.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .bootstrap import Interval, bootstrap, bootstrap_differences
 from .papers import PaperResult, comparable, run_setting, run_split
@@ -48,12 +53,56 @@ class Options:
 HOUSEHOLD = (Metric("success", "SR"), Metric("gcr", "GCR"), Metric("exec", "Exec"), Metric("precision", "precision"))
 NAVIGATION = (Metric("tc", "TC %", 100, 1), Metric("spd", "SPD (hops)", 1, 1, higher_is_better=False),
               Metric("kpa", "KPA %", 100, 1), Metric("kpa_corrected", "KPA corrected %", 100, 1))
-PAPER_METRICS = {"household": ("success", "gcr", "exec"), "navigation": ("tc", "spd", "kpa")}
-COMMANDS = {"household": "situated eval progprompt", "navigation": "situated navigate"}
+TABLETOP = (Metric("success", "SR"), Metric("exec", "Exec"), Metric("plan_success", "Plan SR"))
+METRICS = {"household": HOUSEHOLD, "navigation": NAVIGATION, "tabletop": TABLETOP}
+PAPER_METRICS = {"household": ("success", "gcr", "exec"), "navigation": ("tc", "spd", "kpa"),
+                 "tabletop": ("success", "exec", "plan_success")}
+COMMANDS = {"household": "situated eval progprompt", "navigation": "situated navigate",
+            "tabletop": "situated eval tabletop"}
+DEFINITIONS = {
+    "household": "SR (success: every goal condition met), GCR and Exec",
+    "navigation": "TC (stopped at the target or next to it), SPD (hops from the stop to the target) and KPA",
+    "tabletop": "SR (every goal condition holds in the simulated arm's world at the end), Exec (executed / attempted "
+                "steps; a pick-and-place the physics defeats, such as a slipped grasp, counts as not executed) and "
+                "Plan SR (the goal holds after running the same plan in a symbolic world where every pick-and-place "
+                "succeeds)",
+}
+CASES = {"tabletop": "Each tabletop task runs without and with its distractors; the two count as separate tasks "
+                     "(<task> and <task>+distractors) in every table and in the bootstrap, and are also shown apart."}
 
 
 def metrics_of(system: str) -> tuple[Metric, ...]:
-    return HOUSEHOLD if system == "household" else NAVIGATION
+    return METRICS[system]
+
+
+@dataclass(frozen=True)
+class Part:
+    """Episodes of a run reported apart as well as together: those whose `details[detail]` is `value`."""
+
+    name: str
+    detail: str
+    value: bool
+
+    def of(self, run: RunResults) -> RunResults | None:
+        """The run restricted to this part (None when it has no such episode)."""
+        episodes = tuple(e for e in run.episodes if bool(e.details.get(self.detail)) == self.value)
+        return replace(run, episodes=episodes) if episodes else None
+
+
+PARTS = {"tabletop": (Part("no distractors", "distractors", False), Part("with distractors", "distractors", True))}
+
+
+@dataclass(frozen=True)
+class PartResults:
+    """One part of every run (None where a run has none of it) with its bootstrap intervals."""
+
+    part: Part
+    runs: tuple[RunResults | None, ...]
+    cis: tuple[dict[str, Interval] | None, ...]
+
+    def members(self) -> list[tuple[RunResults, dict[str, Interval]]]:
+        """(run restricted to the part, its intervals) of the runs that have the part."""
+        return [(r, ci) for r, ci in zip(self.runs, self.cis, strict=True) if r is not None and ci is not None]
 
 
 def _settings_text(run: RunResults) -> str:
@@ -79,12 +128,13 @@ def intro(runs: Sequence[RunResults]) -> Section:
         contrast = (" The runs have the same settings (repeated evaluations). The first run is the reference the "
                     "others are compared with.")
     blocks: list[Block] = [Text(f"This report summarizes {scope} of the {system} evaluation ({COMMANDS[system]} "
-                                f"--out DIR), read from their results stores.{contrast}")]
+                                f"--out DIR), read from their results stores.{contrast}"
+                                + (f" {CASES[system]}" if system in CASES else ""))]
     rows = []
     for index, run in enumerate(runs, start=1):
-        where = run.setting("dataset") + " " if system == "navigation" else ""
-        rows.append((str(index), run.label, run.setting("model"), where + run.setting("split"), _settings_text(run),
-                     str(len(run.episodes)), str(run.tasks), str(run.runs), str(run.path)))
+        split = run_split(system, run.config).strip("/") or "–"
+        rows.append((str(index), run.label, run.setting("model"), split, _settings_text(run), str(len(run.episodes)),
+                     str(run.tasks), str(run.runs), str(run.path)))
     blocks.append(Table("Runs compared", ("#", "run", "model", "split", "settings", "episodes", "tasks", "runs",
                                           "directory"), tuple(rows), frozenset({5, 6, 7})))
     keys = sorted({k for r in runs for k in r.config})
@@ -101,64 +151,101 @@ def intervals(runs: Sequence[RunResults], options: Options) -> list[dict[str, In
                       seed=options.seed, level=options.level) for run in runs]
 
 
-def results(runs: Sequence[RunResults], cis: Sequence[dict[str, Interval]], options: Options) -> Section:
-    """Overall numbers: mean ± std over runs and the bootstrap interval, per run; a figure when runs differ."""
+def split_runs(runs: Sequence[RunResults], options: Options) -> list[PartResults]:
+    """Every part of the runs' system (none for most), each run restricted to it, with its own intervals."""
+    found = []
+    for part in PARTS.get(runs[0].system, ()):
+        members = tuple(part.of(run) for run in runs)
+        cis = tuple(None if run is None else intervals([run], options)[0] for run in members)
+        found.append(PartResults(part, members, cis))
+    return found
+
+
+def _cells(run: RunResults, ci: dict[str, Interval], metrics: Sequence[Metric], repeated: bool) -> tuple[str, ...]:
+    """tasks × runs, then each metric (mean ± std over runs when any run is repeated) with its interval."""
+    summary = summarize(run.episodes, [m.key for m in metrics])
+    return (f"{summary.tasks} × {summary.runs}",
+            *(f"{m.show_stat(summary[m.key]) if repeated else m.show(summary[m.key].mean)} "
+              f"{m.show_interval(ci[m.key])}" for m in metrics))
+
+
+def results(runs: Sequence[RunResults], cis: Sequence[dict[str, Interval]], options: Options,
+            splits: Sequence[PartResults] = ()) -> Section:
+    """Overall numbers: mean ± std over runs and the bootstrap interval, per run (and per part of a run); a
+    figure when runs differ or have parts."""
     metrics = metrics_of(runs[0].system)
     level = f"{options.level:.0%}"
     repeated = any(r.runs > 1 for r in runs)
     header = ("run", "tasks × runs", *(f"{m.label} [{level} CI]" for m in metrics))
-    rows = []
-    for run, ci in zip(runs, cis, strict=True):
-        summary = summarize(run.episodes, [m.key for m in metrics])
-        rows.append((run.label, f"{summary.tasks} × {summary.runs}",
-                     *(f"{m.show_stat(summary[m.key]) if repeated else m.show(summary[m.key].mean)} "
-                       f"{m.show_interval(ci[m.key])}" for m in metrics)))
+    rows = [(run.label, *_cells(run, ci, metrics, repeated)) for run, ci in zip(runs, cis, strict=True)]
     spread = "mean over tasks of each run, then mean ± std over runs" if repeated else "mean over tasks"
     blocks: list[Block] = [Table(f"Overall ({spread}; {level} bootstrap CI over tasks)", header, tuple(rows),
                                  frozenset(range(1, len(header))))]
-    if len(runs) > 1:
-        differ = differing_settings(runs)
-        shown = [m for m in metrics if m.scale != 1 or runs[0].system == "household"][:3]
-        names = [variant_name(r, differ) for r in runs]
-        if len(set(names)) < len(names):
-            names = [r.label for r in runs]
+    differ = differing_settings(runs)
+    names = [variant_name(r, differ) for r in runs]
+    if len(set(names)) < len(names):
+        names = [r.label for r in runs]
+    bars = list(zip(names, cis, strict=True))  # (series of the figure, its intervals)
+    what = ", ".join(differ) if differ else "run"
+    if splits:
+        parts = " / ".join(s.part.name for s in splits)
+        rows, bars = [], []
+        for index, (run, name) in enumerate(zip(runs, names, strict=True)):
+            for s in splits:
+                part, ci = s.runs[index], s.cis[index]
+                if part is not None and ci is not None:
+                    rows.append((run.label, s.part.name, *_cells(part, ci, metrics, repeated)))
+                    bars.append((f"{name}, {s.part.name}" if len(runs) > 1 else s.part.name, ci))
+        blocks.append(Table(f"By part: {parts} (each on its own: {spread}; {level} bootstrap CI over its tasks)",
+                            (header[0], "part", *header[1:]), tuple(rows), frozenset(range(2, len(header) + 1))))
+        what = f"{what} and part ({parts})" if len(runs) > 1 else f"part ({parts})"
+    if len(bars) > 1:
+        shown = [m for m in metrics if m.scale == metrics[0].scale][:3]
         scale = shown[0].scale
-        series = {n: [ci[m.key].mean * scale for m in shown] for n, ci in zip(names, cis, strict=True)}
-        bounds = {n: [(ci[m.key].low * scale, ci[m.key].high * scale) for m in shown]
-                  for n, ci in zip(names, cis, strict=True)}
-        what = ", ".join(differ) if differ else "run"
+        series = {n: [ci[m.key].mean * scale for m in shown] for n, ci in bars}
+        bounds = {n: [(ci[m.key].low * scale, ci[m.key].high * scale) for m in shown] for n, ci in bars}
         caption = (f"{' / '.join(m.label for m in shown)} by {what} (bars: mean; whiskers: {level} bootstrap CI)")
         blocks.append(metric_bars("metrics_by_variant", caption, [m.label for m in shown], series, bounds,
                                   "percent" if scale == 100 else "rate", 100 if scale == 100 else 1.0))
     return Section("Results", "results", tuple(blocks))
 
 
-def comparison(runs: Sequence[RunResults], options: Options) -> tuple[Section | None, list[dict]]:
-    """Each run against the first: differences with bootstrap intervals (and a JSON digest of them)."""
+def comparison(runs: Sequence[RunResults], options: Options,
+               splits: Sequence[PartResults] = ()) -> tuple[Section | None, list[dict]]:
+    """Each run against the first, over all episodes and then within each part: differences with bootstrap
+    intervals (and a JSON digest of them; its entries name the part when the system has parts)."""
     if len(runs) < 2:
         return None, []
     metrics = metrics_of(runs[0].system)
     level = f"{options.level:.0%}"
     reference = runs[0]
-    header = ("run", "vs", "paired", *(f"Δ {m.label} [{level} CI]" for m in metrics))
+    part_column = ("episodes",) if splits else ()  # which episodes a row compares: all, or one part
+    header = ("run", "vs", *part_column, "paired", *(f"Δ {m.label} [{level} CI]" for m in metrics))
+    views: list[tuple[str, Sequence[RunResults | None]]] = [("all", runs), *((s.part.name, s.runs) for s in splits)]
     rows, digest = [], []
-    for run in runs[1:]:
-        cells = []
-        differences = bootstrap_differences(reference.episodes, run.episodes, [m.key for m in metrics],
-                                            resamples=options.resamples, seed=options.seed, level=options.level)
-        for m in metrics:
-            d = differences[m.key]
-            cells.append(f"{d.mean * m.scale:+.{m.digits}f} [{d.low * m.scale:+.{m.digits}f}, "
-                         f"{d.high * m.scale:+.{m.digits}f}]{' *' if d.excludes_zero else ''}")
-            digest.append({"run": run.label, "vs": reference.label, "metric": m.key, **d.to_dict()})
-        paired = differences[metrics[0].key].paired
-        rows.append((run.label, reference.label, "yes" if paired else "no", *cells))
+    for name, members in views:
+        first = members[0]
+        which, part = ((name,), {"part": name}) if splits else ((), {})
+        for run in members[1:]:
+            if first is None or run is None:
+                continue
+            cells = []
+            differences = bootstrap_differences(first.episodes, run.episodes, [m.key for m in metrics],
+                                                resamples=options.resamples, seed=options.seed, level=options.level)
+            for m in metrics:
+                d = differences[m.key]
+                cells.append(f"{d.mean * m.scale:+.{m.digits}f} [{d.low * m.scale:+.{m.digits}f}, "
+                             f"{d.high * m.scale:+.{m.digits}f}]{' *' if d.excludes_zero else ''}")
+                digest.append({"run": run.label, "vs": first.label, **part, "metric": m.key, **d.to_dict()})
+            paired = differences[metrics[0].key].paired
+            rows.append((run.label, first.label, *which, "yes" if paired else "no", *cells))
+    numeric = frozenset(range(len(header) - len(metrics), len(header)))
     blocks = (
         Text(f"Differences are each later run minus {reference.label}. Paired: both ran the same tasks, and each "
              "bootstrap replicate resamples the same tasks for both, so task difficulty cancels out. * marks an "
              "interval that excludes 0: that difference is unlikely to be an accident of which tasks were "
              "evaluated; one that spans 0 shows no clear difference. With few tasks the intervals are wide."),
-        Table("Differences against the first run", tuple(header), tuple(rows), frozenset(range(3, len(header)))),
+        Table("Differences against the first run", tuple(header), tuple(rows), numeric),
     )
     return Section("Comparison", "comparison", blocks), digest
 
@@ -175,41 +262,49 @@ def _paper_value(row: PaperResult, key: str, metric: Metric) -> str:
     return text
 
 
-def papers(runs: Sequence[RunResults], cis: Sequence[dict[str, Interval]]) -> tuple[Section, int]:
-    """The papers' published rows for the runs' splits, beside the runs themselves, with caveats."""
+def papers(runs: Sequence[RunResults], cis: Sequence[dict[str, Interval]],
+           splits: Sequence[PartResults] = ()) -> tuple[Section, int]:
+    """The papers' published rows for the runs' splits (and parts: `<split>/<part>`), beside the runs themselves,
+    with caveats; and how many published rows were shown."""
     system = runs[0].system
     by_key = {m.key: m for m in metrics_of(system)}
     keys = PAPER_METRICS[system]
     header = ("source", "setting", "model", "split", *(by_key[k].label for k in keys), "tasks × runs", "same setting")
+    views = [(s.part.name, s.members()) for s in splits] or [(None, list(zip(runs, cis, strict=True)))]
     blocks: list[Block] = []
-    shown = 0
+    shown: list[PaperResult] = []
     for split in dict.fromkeys(run_split(system, r.config) for r in runs):
-        members = [(r, ci) for r, ci in zip(runs, cis, strict=True) if run_split(system, r.config) == split]
-        rows = comparable(system, split)
-        settings = {run_setting(system, r.config) for r, _ in members}
-        ours = tuple((f"this report: {r.label}", run_setting(system, r.config),
-                      r.setting("model") if r.setting("model") != "–" else "none", split,
+        settings = {run_setting(system, r.config) for r in runs if run_split(system, r.config) == split}
+        ours: list[tuple[str, ...]] = []
+        theirs: list[tuple[str, ...]] = []
+        notes: list[str] = []
+        for part, pairs in views:
+            key = split if part is None else f"{split}/{part}"
+            members = [(r, ci) for r, ci in pairs if run_split(system, r.config) == split]
+            rows = comparable(system, key)
+            ours += [(f"this report: {r.label}", run_setting(system, r.config),
+                      r.setting("model") if r.setting("model") != "–" else "none", key,
                       *(by_key[k].show(ci[k].mean) for k in keys), f"{r.tasks} × {r.runs}", "")
-                     for r, ci in members)
-        theirs = tuple((f"{row.paper}{', ' + row.table if row.table else ''}", row.setting, row.model, row.split,
+                     for r, ci in members]
+            theirs += [(f"{row.paper}{', ' + row.table if row.table else ''}", row.setting, row.model, row.split,
                         *(_paper_value(row, k, by_key[k]) for k in keys), f"{row.tasks or '?'} × {row.runs}",
                         "yes" if row.agent in settings else "")
-                       for row in rows)
-        shown += len(rows)
-        blocks.append(Table(f"Published numbers for {split or 'this split'}", header, ours + theirs,
+                       for row in rows]
+            shown += rows
+            notes += _caveats(system, key, rows, members)
+        blocks.append(Table(f"Published numbers for {split or 'this split'}", header, (*ours, *theirs),
                             frozenset(range(4, 4 + len(keys) + 1))))
-        blocks += _caveats(system, split, rows, members)
+        blocks += [Text(n, muted=True) for n in dict.fromkeys(notes)]
     if not shown:
         blocks.append(Text("The papers report no numbers for these splits.", muted=True))
-    sources = sorted({row.source for r in runs for row in comparable(system, run_split(system, r.config))
-                      if row.source})
+    sources = sorted({row.source for row in shown if row.source})
     if sources:
         blocks.append(Text("Sources: " + "; ".join(sources) + ".", muted=True))
-    return Section("Against the papers", "papers", tuple(blocks)), shown
+    return Section("Against the papers", "papers", tuple(blocks)), len(shown)
 
 
 def _caveats(system: str, split: str, rows: Sequence[PaperResult],
-             members: Sequence[tuple[RunResults, dict[str, Interval]]]) -> list[Block]:
+             members: Sequence[tuple[RunResults, dict[str, Interval]]]) -> list[str]:
     notes = []
     models = sorted({row.model for row in rows if row.model != "none"})
     ours = sorted({r.setting("model") for r, _ in members if r.setting("model") != "–"})
@@ -226,12 +321,17 @@ def _caveats(system: str, split: str, rows: Sequence[PaperResult],
     if system == "navigation":
         notes.append("VELMA reports KPA in the faithful variant (the start counted as the release code counts it), "
                      "so it compares with KPA here, not with KPA corrected.")
+    if system == "tabletop" and rows:
+        notes.append("ProgPrompt's tabletop numbers are one run per task on a real Franka arm, on the paper's own four "
+                     "tasks; these runs are on this project's tasks in a simulated arm's world, so the rows are a "
+                     "reference, not a like-for-like comparison. The paper's Exec counts whether each step was "
+                     "executable; Exec here also counts a pick-and-place the physics defeated as not executed.")
     sizes = {row.tasks for row in rows if row.tasks}
     for run, _ in members:
         if sizes and run.tasks < max(sizes):
             notes.append(f"{run.label} covers {run.tasks} of the {max(sizes)} tasks the papers averaged over; its "
                          "numbers are on that subset.")
-    return [Text(n, muted=True) for n in notes]
+    return notes
 
 
 # ---------------------------------------------------------------------------------------------- cost
@@ -272,16 +372,21 @@ def cost(runs: Sequence[RunResults]) -> tuple[Section, list[dict]]:
 
 # ---------------------------------------------------------------------------------------------- method
 def method(system: str, options: Options) -> Section:
-    main = "SR (success: every goal condition met), GCR and Exec" if system == "household" else (
-        "TC (stopped at the target or next to it), SPD (hops from the stop to the target) and KPA")
+    cases = ""
+    if system in PARTS:
+        names = " and ".join(p.name for p in PARTS[system])
+        cases = (f" {CASES[system]} The {names} rows restrict every run to that part and compute everything on it "
+                 "alone: the means, their own bootstrap, and differences paired within the part.")
     return Section("How these numbers were computed", "method", (
-        Text(f"{main} are averaged over the tasks of each run, then the mean ± (population) standard deviation is "
-             "taken over runs, as the evaluation commands print them."),
+        Text(f"{DEFINITIONS[system]} are averaged over the tasks of each run, then the mean ± (population) standard "
+             f"deviation is taken over runs, as the evaluation commands print them.{cases}"),
         Text(f"Confidence intervals are {options.level:.0%} percentile bootstrap intervals with {options.resamples} "
              "replicates: each replicate resamples, within every run, as many tasks as the run has, with "
              "replacement, and recomputes the mean over runs; runs themselves are not resampled. Differences "
              "between two runs are paired by task when both ran the same tasks. Replicates are drawn with "
-             f"numpy's default_rng({options.seed}), so the same stores give the same report."),
+             f"numpy's default_rng({options.seed}), so the same stores give the same report."
+             + (" The two settings of one task are resampled independently although they share its difficulty, "
+                "so the overall intervals may be somewhat narrow." if system in PARTS else "")),
         Text("The stores were read, never written. Figures are drawn with matplotlib and embedded in this file; it "
              "loads nothing from the network.", muted=True),
     ))
