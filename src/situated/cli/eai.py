@@ -30,6 +30,9 @@ def eval_eai(
     repairs: Annotated[int, typer.Option(
         help="0: open loop, the benchmark's own setting; N > 0: grounded, rewrites checked on a private copy of "
              "the scene (beyond the benchmark).")] = 0,
+    approach: Annotated[bool, typer.Option(
+        "--approach", help="Open loop with a grammar that lets the model act only on objects it walked to first "
+                           "(the prompt's own rule; not with --repairs).")] = False,
     limit: Annotated[int | None, typer.Option(help="Only the first N of the 305 scored tasks.")] = None,
     base_url: BaseUrlOpt = None,
     threads: ThreadsOpt = None,
@@ -50,19 +53,24 @@ def eval_eai(
         raise SituatedError(f"--limit must be >= 1, got {limit}")
     if repairs < 0:
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
+    if approach and repairs > 0:
+        raise SituatedError("--approach is open loop only: it cannot be combined with --repairs")
     all_tasks = load_tasks()
     tasks = all_tasks[:limit] if limit is not None else all_tasks
-    label = f"eai-{protocol}-{'grounded' if repairs else 'open'}-{model.replace(':', '_').replace('/', '_')}"
+    kind = "grounded" if repairs else "approach" if approach else "open"
+    label = f"eai-{protocol}-{kind}-{model.replace(':', '_').replace('/', '_')}"
     out = out or Path("runs") / label
     err = Console(stderr=True)
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
                      console=err)
     config = eai_config(all_tasks, model=model, base_url=base_url, task=task, seed=seed)
-    with episode_progress(err, f"EAI {protocol} {mode(repairs)}", quiet=as_json) as on_progress:
+    title = mode(repairs) + (" + approach" if approach else "")
+    with episode_progress(err, f"EAI {protocol} {title}", quiet=as_json) as on_progress:
         episodes, verdict = evaluate_eai(tasks, llm, protocol, repairs=repairs, out=out, config=config,
-                                         workdir=out / "evaluator", on_progress=on_progress, seed=seed)
+                                         workdir=out / "evaluator", on_progress=on_progress, seed=seed,
+                                         approach=approach)
     m = verdict.metrics
-    table = Table(title=f"EAI action sequencing, {protocol}, {mode(repairs)}, {model} ({m['tasks']} tasks)")
+    table = Table(title=f"EAI action sequencing, {protocol}, {title}, {model} ({m['tasks']} tasks)")
     for column in ("SR %", "ESR %", *(name.replace("_", " ") + " %" for name in BREAKDOWN)):
         table.add_column(column, justify="right")
     table.add_row(*(("-" if m.get(k) is None else f"{m[k]:.1f}") for k in ("sr", "esr", *BREAKDOWN)))
@@ -73,6 +81,7 @@ def eval_eai(
     console.print(f"EAI's evaluator: SR {m['sr']}  ESR {m['esr']}  ({m['evaluator']}; {calls} model calls, "
                   f"{tokens} generated tokens) → {out}")
     if as_json:
-        print(json.dumps({**m, "mode": mode(repairs), "model": model, "calls": calls, "tokens": tokens,
+        print(json.dumps({**m, "mode": mode(repairs), "approach": approach, "model": model, "calls": calls,
+                          "tokens": tokens,
                           "prompt_tokens": sum(e.cost.prompt_tokens for e in episodes),
                           "seconds": round(sum(e.cost.seconds for e in episodes), 1), "out": str(out)}))

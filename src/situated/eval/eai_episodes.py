@@ -33,9 +33,16 @@ def mode(repairs: int) -> str:
 
 
 def eai_episode(task: EaiTask, run: int, llm: LLM, protocol: str, *, repairs: int, workdir: Path,
-                **plan_options: Any) -> Episode:
-    """Plan one task (open loop, or grounded with at most `repairs` rewrites) and have EAI judge the answer."""
-    if repairs > 0:
+                approach: bool = False, **plan_options: Any) -> Episode:
+    """Plan one task (open loop, or grounded with at most `repairs` rewrites) and have EAI judge the answer.
+
+    `approach=True` (open loop only): the grammar lets the model act only on objects it walked to first.
+    """
+    if approach and repairs > 0:
+        raise SituatedError("--approach is open loop only: it cannot be combined with --repairs")
+    if approach:
+        plan = plan_task(llm, task, protocol, approach=True, **plan_options)
+    elif repairs > 0:
         plan = plan_grounded(llm, task, protocol, check=scene_checker(task), repairs=repairs, **plan_options)
     else:
         plan = plan_task(llm, task, protocol, **plan_options)
@@ -45,7 +52,8 @@ def eai_episode(task: EaiTask, run: int, llm: LLM, protocol: str, *, repairs: in
                "executable": float(verdict.metrics["executable"] == 1)}
     details = {"protocol": protocol, "mode": mode(repairs), "answer": plan.text,
                "steps": [s.script() for s in plan.steps], "rejected": list(plan.rejected), "repairs": plan.repairs,
-               "truncated": plan.truncated, "checked_ok": plan.checked_ok, "error_type": info.get("error_type"),
+               "truncated": plan.truncated, "checked_ok": plan.checked_ok, "approach": approach,
+               "error_type": info.get("error_type"),
                "error": {k: v for k, v in info.items() if k in ("error_type", "error_action", "executable")}}
     cost = Cost(tokens=plan.completion_tokens, prompt_tokens=plan.prompt_tokens, calls=plan.calls,
                 model_seconds=plan.seconds)
@@ -60,16 +68,24 @@ def eai_config(tasks: Sequence[EaiTask], **settings: Any) -> dict[str, Any]:
 
 def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM, protocol: str, *, repairs: int, out: Path | None,
                  config: Mapping[str, Any], workdir: Path, on_progress: Progress | None = None,
-                 **plan_options: Any) -> tuple[list[Episode], EaiEvaluation]:
-    """Answer every task (resuming from the results store `out`), then score all answers with EAI's evaluator."""
+                 approach: bool = False, **plan_options: Any) -> tuple[list[Episode], EaiEvaluation]:
+    """Answer every task (resuming from the results store `out`), then score all answers with EAI's evaluator.
+
+    `approach` is part of the store's configuration only when on, so stores written without it still resume.
+    """
     if repairs < 0:
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
+    if approach and repairs > 0:
+        raise SituatedError("--approach is open loop only: it cannot be combined with --repairs")
+    if approach:
+        plan_options = {**plan_options, "approach": True}
 
     def make() -> Callable[[EaiTask, int], Episode]:
         return lambda task, run: eai_episode(task, run, llm, protocol, repairs=repairs, workdir=workdir,
                                              **plan_options)
 
-    with ResultsStore(out, {**config, "protocol": protocol, "repairs": repairs}, system="eai") as store:
+    key = {**config, "protocol": protocol, "repairs": repairs, **({"approach": True} if approach else {})}
+    with ResultsStore(out, key, system="eai") as store:
         episodes = run_episodes(tasks, 1, make, store, on_progress=on_progress)
     answers = {e.task: str(e.details["answer"]) for e in episodes}
     return episodes, evaluate(answers, protocol, workdir=workdir / "all")

@@ -293,16 +293,22 @@ def _call_bodies(task: EaiTask, protocol: str, actions: Sequence[EaiAction], typ
 
 def answer_grammar(task: EaiTask, protocol: str, *, typed: bool = True, max_steps: int = DEFAULT_MAX_STEPS,
                    continuation: bool = False, exclude: Collection[Call] = (), exclude_actions: Collection[str] = (),
-                   may_end: bool = True) -> str:
+                   may_end: bool = True, approach: bool = False) -> str:
     """GBNF of an answer for `task` under `protocol`.
 
     Whole answer: `{`, newline, 1 to `max_steps` entries separated by `,` newline, newline `}`.
     `continuation=True`: the rest of an answer whose text so far ends with a line break (after kept entries and
     a `//` feedback line), at most `max_steps` entries: its first entry leaves out the `exclude`d calls and
     `exclude_actions`, and with `may_end` the answer may also end right there (`}`).
+    `approach=True`: the prompt's own rule (walk to an object before acting on it) as a state machine over what
+    the character is near (`approach_grammar`); whole answers only, the step count bounded by `max_tokens`.
     """
     check_protocol(protocol)
     actions = task_actions(task, protocol)
+    if approach:
+        if continuation:
+            raise ValueError("approach=True writes whole answers only (open loop), not continuations")
+        return approach_grammar(task, protocol, actions, typed=typed)
     entries = _call_bodies(task, protocol, actions, typed, (), ())
     if not entries:
         raise ValueError(f"task {task.task_id}: no action can be written over its objects")
@@ -321,6 +327,124 @@ def answer_grammar(task: EaiTask, protocol: str, *, typed: bool = True, max_step
     if may_end or not options:
         options.append('"}"')
     return "\n".join(["root ::= " + " | ".join(options), *rules]) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------- approach
+
+MOVES = frozenset({"WALK", "RUN", "FIND"})
+"""Actions that bring the character close to their object (WalkExecutor; FindExecutor walks there first)."""
+TURNS = frozenset({"TURNTO"})
+"""Makes the character face its object (TurnToExecutor), without coming close."""
+LOOKS = frozenset({"LOOKAT", "POINTAT", "WATCH"})
+"""Need the character to FACE the object (`_is_character_face_to`), not to be close: only TURNTO (or sitting on
+a seat that faces it) gives FACING; WALK deletes it."""
+SEATS = frozenset({"SIT", "LIE"})
+"""Need closeness, then the character is sitting/lying: WalkExecutor refuses to walk, and EAI's parser drops the
+zero-argument STANDUP (docs/eai.md, trap 2), so under EAI a seated character never moves again."""
+NEAR = frozenset({"GRAB", "OPEN", "CLOSE", "SWITCHON", "SWITCHOFF", "WIPE", "TOUCH", "TYPE", "PUSH", "PULL", "MOVE",
+                  "WASH", "RINSE", "SCRUB", "SQUEEZE", "CUT", "EAT", "PLUGIN", "PLUGOUT"}) | SEATS
+"""Check `_is_character_close_to(object)` in VirtualHome's executor (virtualhome_eval's evolving graph)."""
+NEAR_DESTINATION = frozenset({"PUTBACK", "PUTIN", "POUR"})
+"""Check closeness to the destination (second object); the first must be held (not tracked)."""
+ROOMS = frozenset({"bathroom", "bedroom", "kitchen", "living_room", "livingroom", "dining_room", "home_office"})
+"""Walking to a room brings the character close to nothing (WalkExecutor adds CLOSE only for non-room nodes)."""
+
+
+def approach_grammar(task: EaiTask, protocol: str, actions: Sequence[EaiAction] | None = None, *,
+                     typed: bool = True) -> str:
+    """GBNF of a whole answer that acts only on what the character has approached (EAI's notes 5 and 8).
+
+    A regular state machine, one pair of rules per state (`q ::= steps allowed there`, `q-next ::= end | , q`):
+    `start` (standing, close to nothing known, also after walking to a room), `n<i>` (standing, close to object
+    i: after WALK/RUN/FIND to it), `f<i>` (standing, facing i: after TURNTO; where it was close is forgotten),
+    `s<i>` (sitting/lying on i: no more movement, see SEATS), `t<i>` / `tnone` (seated, facing i / facing
+    nothing lookable). NEAR actions take only the object close by, NEAR_DESTINATION only it as destination,
+    LOOKS only the object faced; the rest (DRINK, READ, PUTON, PUTOFF, DROP, GREET: held objects or none
+    checked) any object, as typed. What the character holds is not tracked (a set of held objects would
+    multiply the states). STANDUP is left out: EAI's parser drops it. Shared rules (`go`, `turn`) keep the
+    size linear in the number of objects; the step count is bounded by `max_tokens` only.
+    """
+    check_protocol(protocol)
+    actions = [a for a in (task_actions(task, protocol) if actions is None else actions) if a.arity > 0]
+    objects = _candidates(task, protocol)
+    literal = {o.id: _literal(o, protocol) for o in objects}
+    admits = {a.name: [{o.id for o in p} for p in _params(task, protocol, a, typed)] for a in actions}
+
+    def heads(names: Collection[str], k: int, i: int) -> list[str]:
+        return [gbnf_literal(f"{json.dumps(a.name)}: [") for a in actions
+                if a.name in names and a.arity == k + 1 and i in admits[a.name][k]]
+
+    rules: dict[str, str] = {}
+    shared: dict[str, str] = {}   # alternatives of action heads -> the rule that spells them (h0, h1, ...)
+
+    def head_rule(found: list[str]) -> str:
+        return shared.setdefault(_alternatives(found), f"h{len(shared)}")
+
+    def on(names: Collection[str], i: int) -> str | None:
+        found = heads(names, 0, i)
+        return f'{head_rule(found)} {literal[i]} "]"' if found else None
+
+    bodies: dict[str, list[str]] = {}   # state -> options (each: a step, then the state's continuation)
+
+    def state(name: str, options: list[str]) -> None:
+        bodies[name] = options
+
+    ids = [o.id for o in objects]
+    rooms = {o.id for o in objects if o.name in ROOMS}
+    look = {i: on(LOOKS, i) for i in ids}
+    go, turn, turn_seated = [], [], []
+    for i in ids:
+        if (move := on(MOVES, i)) is not None:
+            go.append(f"({move}) {'start' if i in rooms else f'n{i}'}-next")
+        if (face := on(TURNS, i)) is not None:
+            turn.append(f"({face}) {f'f{i}' if look[i] else 'start'}-next")
+            turn_seated.append(f"({face}) {f't{i}' if look[i] else 'tnone'}-next")
+    free_names = {a.name for a in actions} - MOVES - TURNS - LOOKS - NEAR - NEAR_DESTINATION
+    free = _call_bodies(task, protocol, [a for a in actions if a.name in free_names], typed, (), ())
+    if go:
+        rules["go"] = " | ".join(go)
+    if turn:
+        rules["turn"] = " | ".join(turn)
+        rules["turnseated"] = " | ".join(turn_seated)
+    if free:
+        rules["free"] = " | ".join(f"({b})" for b in free)
+
+    def common(name: str, seated: bool) -> list[str]:
+        options = [] if seated else [r for r in ("go", "turn") if r in rules]
+        if seated and "turnseated" in rules:
+            options.append("turnseated")
+        if "free" in rules:
+            options.append(f"free {name}-next")
+        return options
+
+    state("start", common("start", False))
+    state("tnone", common("tnone", True))
+    for i in ids:
+        act = on(NEAR - SEATS, i)
+        seat = on(SEATS, i)
+        dest = [f'{h} {_alternatives([literal[j] for j in admits[a][0] if j != i])} ", " {literal[i]} "]"'
+                for a in sorted(NEAR_DESTINATION) for h in heads({a}, 1, i) if admits[a][0] - {i}]
+        here = [b for b in (act, *dest) if b is not None]
+        if i not in rooms:
+            state(f"n{i}", [*common(f"n{i}", False), *(f"({b}) n{i}-next" for b in here),
+                            *([f"({seat}) s{i}-next"] if seat else [])])
+        if seat:
+            state(f"s{i}", [*common(f"s{i}", True), *(f"({b}) s{i}-next" for b in here)])
+        if look[i]:
+            state(f"f{i}", [*common(f"f{i}", False), f"({look[i]}) f{i}-next"])
+            state(f"t{i}", [*common(f"t{i}", True), f"({look[i]}) t{i}-next"])
+    if not bodies["start"]:
+        raise ValueError(f"task {task.task_id}: no action can be written over its objects")
+    lines = ['root ::= "{\\n  " start']
+    for name, options in bodies.items():
+        if options:
+            lines.append(f"{name} ::= " + " | ".join(options))
+            lines.append(f'{name}-next ::= "\\n}}" | ",\\n  " {name}')
+        else:
+            lines.append(f'{name}-next ::= "\\n}}"')
+    lines += [f"{name} ::= {body}" for name, body in rules.items()]
+    lines += [f"{name} ::= {body}" for body, name in shared.items()]
+    return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------- open loop
@@ -346,14 +470,18 @@ def _read(completion: Completion, task: EaiTask, protocol: str) -> tuple[tuple[S
 
 def plan_task(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, typed: bool = True, grammar: bool = True,
               template: str | None = None, max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
-              seed: int = 0) -> EaiPlan:
+              seed: int = 0, approach: bool = False) -> EaiPlan:
     """Open loop (the benchmark): one greedy, grammar-constrained answer to EAI's prompt.
 
     Without `grammar` the model's text is the answer as is (EAI's evaluator scores whatever it is).
+    `approach=True`: the grammar only lets the model act on an object it walked to first (`approach_grammar`).
     """
     check_protocol(protocol)
+    if approach and not grammar:
+        raise ValueError("approach=True needs the grammar")
     prompt = model_prompt(llm, task, protocol, template)
-    gbnf = answer_grammar(task, protocol, typed=typed, max_steps=max_steps) if grammar else None
+    gbnf = (answer_grammar(task, protocol, typed=typed, max_steps=max_steps, approach=approach)
+            if grammar else None)
     done = llm.complete(prompt, max_tokens=max_tokens, temperature=0.0, grammar=gbnf, seed=seed)
     if gbnf is None:
         try:
