@@ -123,6 +123,63 @@ def test_grammar_caps_steps_and_excludes_rejected_calls(lamp) -> None:
     assert accepts(answer_grammar(lamp, "1.0.5", continuation=True), "}")
 
 
+def _answer(*steps: tuple[str, ...]) -> str:
+    """A 1.0.5 answer from (ACTION, name, id, ...) tuples."""
+    return "{\n" + ",\n".join(f'  "{a}": [' + ", ".join(f'"{x}"' for x in args) + "]" for a, *args in steps) + "\n}"
+
+
+TV = ("television", "410")
+COUCH = ("couch", "352")
+REMOTE = ("remote_control", "1000")
+
+
+def test_approach_grammar_acts_only_on_what_was_approached(tasks) -> None:
+    watch = tasks["98_1"]   # Watch TV: couch, remote_control, television, bedroom, home_office
+    grammar = answer_grammar(watch, "1.0.5", approach=True)
+    good = [
+        _answer(("WALK", *TV), ("SWITCHON", *TV), ("WALK", *COUCH), ("SIT", *COUCH), ("TURNTO", *TV),
+                ("WATCH", *TV)),
+        _answer(("FIND", *REMOTE), ("GRAB", *REMOTE), ("WALK", *COUCH), ("PUTBACK", *REMOTE, *COUCH)),
+        _answer(("WALK", "bedroom", "67")),
+        _answer(("RUN", *TV), ("SWITCHOFF", *TV), ("SWITCHON", *TV), ("TURNTO", *TV), ("LOOKAT", *TV)),
+    ]
+    for answer in good:
+        assert accepts(grammar, answer), answer
+    bad = [
+        _answer(("SWITCHON", *TV)),                                   # never approached (issue 14's answers)
+        _answer(("WALK", *COUCH), ("SWITCHON", *TV)),                 # near the couch, not the television
+        _answer(("WALK", *TV), ("WALK", *COUCH), ("SWITCHON", *TV)),  # walked away again
+        _answer(("WALK", "home_office", "319"), ("SWITCHON", *TV)),  # a room brings nothing close
+        _answer(("WALK", *TV), ("WATCH", *TV)),                       # walking does not make it face the TV
+        _answer(("WALK", *COUCH), ("SIT", *COUCH), ("WALK", *TV)),    # seated: EAI drops STANDUP, no more walks
+        _answer(("WALK", *TV), ("PUTBACK", *REMOTE, *COUCH)),         # the destination must be close
+        _answer(("WALK", "sofa", "352")),                             # unknown object
+        _answer(("WALK", *TV), ("FLY", *TV)),                         # unknown action
+        _answer(("WALK", *TV), ("PLUGIN", *TV)),                      # a hallucination to EAI
+        _answer(("WALK", *TV), ("GRAB", *TV)),                        # typed: not GRABBABLE
+        '{\n  "STANDUP": []\n}',                                      # dropped by EAI's parser
+        "{\n}",
+    ]
+    for answer in bad:
+        assert not accepts(grammar, answer), answer
+    old = answer_grammar(watch, "1.0.4", approach=True)
+    assert accepts(old, '{\n  "WALK": ["television"],\n  "SWITCHON": ["television"]\n}')
+    assert not accepts(old, '{\n  "SWITCHON": ["television"]\n}')
+    with pytest.raises(ValueError, match="open loop"):
+        answer_grammar(watch, "1.0.5", approach=True, continuation=True)
+
+
+def test_approach_grammar_stays_linear_in_the_objects(tasks) -> None:
+    sizes = []
+    for task in tasks.values():   # 1.0.5 (1.0.4 admits one object per name: never more)
+        rules = [line for line in answer_grammar(task, "1.0.5", approach=True).splitlines() if "::=" in line]
+        sizes.append((len(rules), len(task.objects), task.task_id))
+        assert len(rules) <= 10 * len(task.objects) + 10, (task.task_id, len(rules))
+    most = max(sizes)
+    print(f"approach grammar: at most {most[0]} rules ({most[2]}, {most[1]} objects) over {len(tasks)} tasks")
+    assert most[1] >= 28   # the largest tasks list about 30 objects
+
+
 def _model_file() -> Path:
     from situated.llm.models import model_path
 
@@ -146,6 +203,12 @@ def test_grammars_compile_and_accept_in_llama_cpp(lamp, lights, tasks) -> None:
     assert check.compiles(rest)
     assert not check.accepts(rest, '  "SWITCHON": ["floor_lamp", "1000"]\n}')
     assert check.accepts(answer_grammar(lights, "1.0.4"), '{\n  "WALK": ["light"]\n}')
+    for task in [*list(tasks.values())[:40], tasks["601_2"]]:   # 601_2: the most objects (31)
+        for protocol in ("1.0.4", "1.0.5"):
+            assert check.compiles(answer_grammar(task, protocol, approach=True)), task.task_id
+    near = answer_grammar(lamp, "1.0.5", approach=True)
+    assert check.accepts(near, LAMP)
+    assert not check.accepts(near, '{\n  "SWITCHON": ["floor_lamp", "1000"]\n}')
 
 
 # ------------------------------------------------------------------------------------------- planning
@@ -161,6 +224,15 @@ def test_open_loop_plan_is_the_constrained_answer(lamp) -> None:
     assert plan.cost() == {"calls": 1, "prompt_tokens": 100, "completion_tokens": 10, "seconds": 0.5}
     old = plan_task(ScriptedLLM(['{\n  "WALK": ["floor_lamp"]\n}']), lamp, "1.0.4")
     assert old.text == '{\n  "WALK": ["floor_lamp"]\n}' and old.steps[0].ids == (1000,)
+
+
+def test_open_loop_with_approach_sends_the_approach_grammar(lamp) -> None:
+    llm = ScriptedLLM([LAMP])
+    plan = plan_task(llm, lamp, "1.0.5", approach=True)
+    assert plan.text == LAMP and plan.mode == "open-loop"
+    assert llm.calls[0]["grammar"] == answer_grammar(lamp, "1.0.5", approach=True) != answer_grammar(lamp, "1.0.5")
+    with pytest.raises(ValueError, match="grammar"):
+        plan_task(llm, lamp, "1.0.5", approach=True, grammar=False)
 
 
 def test_an_answer_cut_by_max_tokens_keeps_its_complete_steps(lamp) -> None:
