@@ -24,6 +24,7 @@ distinct edge goals fails it (37 tasks). `EaiTask.scored` applies that rule to t
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import json
 import re
@@ -214,10 +215,15 @@ def template(root: Path | None = None) -> str:
 def evaluator_actions(root: Path | None = None) -> dict[str, int]:
     """The evaluator's `valid_actions`: action name -> number of objects (anything else is a hallucination)."""
     root = eai_package_root() if root is None else Path(root)
-    path = root / "simulation" / "evolving_graph" / "eval_utils.py"
+    return dict(_valid_actions(root / "simulation" / "evolving_graph" / "eval_utils.py"))
+
+
+@functools.lru_cache(maxsize=4)
+def _valid_actions(path: Path) -> tuple[tuple[str, int], ...]:
+    """`valid_actions` read from the evaluator's source once per process (every grammar needs it)."""
     value = _module_constant(path, "valid_actions")
     try:
-        return {str(k): int(v[1]) for k, v in value.items()}
+        return tuple((str(k), int(v[1])) for k, v in value.items())
     except (AttributeError, TypeError, IndexError, ValueError):
         raise DataError(f"{path}: valid_actions is not {{name: (name, arity)}}") from None
 
