@@ -57,6 +57,7 @@ class Call:
     env: dict[str, str] = field(default_factory=dict)
     limit: float = DEFAULT_LIMIT
     interrupt_when: Callable[[], bool] | None = None
+    finished_when: Callable[[], bool] | None = None  # the work was all done (an interrupt then came too late)
     check: Callable[[Outcome], list[str]] | None = None
     cleanup: Callable[[], None] | None = None
     stdout: str | None = None  # a file to send stdout to (else it is captured)
@@ -209,8 +210,8 @@ def _run_once(probe: Probe, src: Path, folder: Path, server: FakeServer) -> tupl
                 if time.monotonic() - start > call.limit:
                     break
                 time.sleep(0.02)
-            interrupted = process.poll() is None
-            if interrupted:
+            interrupted = process.poll() is None and not (call.finished_when and call.finished_when())
+            if process.poll() is None:
                 process.send_signal(signal.SIGINT)
         try:
             stdout, stderr = process.communicate(timeout=max(1.0, call.limit - (time.monotonic() - start)))
@@ -388,7 +389,7 @@ def ctrl_c(kit: Kit) -> Call:
         return problems
 
     return Call(["navigate", "--data", str(data), "--agent", "gold", "--out", str(out)], expect=130,
-                interrupt_when=lambda: count() >= 5, check=check, limit=60)
+                interrupt_when=lambda: count() >= 5, finished_when=lambda: count() >= 1500, check=check, limit=60)
 
 
 def _store(kit: Kit) -> tuple[Path, Path, Path]:
