@@ -63,6 +63,18 @@ class Call:
     stdout: str | None = None  # a file to send stdout to (else it is captured)
 
 
+INTERRUPTIBLE = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                 "sys.argv[0] = 'situated'; runpy.run_module('situated', run_name='__main__', alter_sys=True)")
+"""`python -m situated` with Ctrl-C handled as in a terminal: a probe started from a background job inherits
+SIGINT ignored (POSIX shells ignore it in asynchronous commands), and Python then never raises KeyboardInterrupt;
+the interrupt probes must not depend on how the prober itself was started."""
+
+
+def situated_command(*args: str) -> list[str]:
+    """The command line of the CLI under test, interruptible with SIGINT whatever the prober inherited."""
+    return [sys.executable, "-c", INTERRUPTIBLE, *args]
+
+
 @dataclass
 class Outcome:
     """What one probe did: exit code (None: killed as a hang), output, seconds and the broken promises."""
@@ -112,7 +124,7 @@ class Kit:
                               capture_output=True, text=True, timeout=120, check=False)
 
     def start(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen([sys.executable, "-m", "situated", *args], cwd=self.folder, env=self.env(),
+        return subprocess.Popen(situated_command(*args), cwd=self.folder, env=self.env(),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
 
     def path(self, name: str) -> Path:
@@ -200,7 +212,7 @@ def _run_once(probe: Probe, src: Path, folder: Path, server: FakeServer) -> tupl
     before = {p: _digest(p) for p in call.inputs}
     start = time.monotonic()
     sink = open(call.stdout, "w") if call.stdout else None  # noqa: SIM115 - closed below
-    process = subprocess.Popen([sys.executable, "-m", "situated", *call.args], cwd=folder, env=kit.env(**call.env),
+    process = subprocess.Popen(situated_command(*call.args), cwd=folder, env=kit.env(**call.env),
                                stdout=sink or subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                                text=True, errors="replace")
     interrupted: bool | None = None
