@@ -37,20 +37,6 @@ def calls(*items: tuple[str, dict[str, str]]) -> dict:
     return {"calls": [{"function": f, "args": {k: v.upper() for k, v in a.items()}} for f, a in items]}
 
 
-@pytest.fixture(scope="module")
-def env() -> TabletopEnv:
-    world = TabletopEnv("gift_bag", seed=0)
-    yield world
-    world.close()
-
-
-@pytest.fixture
-def fresh(env: TabletopEnv) -> TabletopEnv:
-    env.reset()
-    for name in [*env.aliases, *env.locations]:
-        env.forget(name)
-    return env
-
 
 def teach_pack(session: SandboxSession) -> Any:
     """Teach pack(item) by showing it; the robot's first reply."""
