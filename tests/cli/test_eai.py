@@ -60,3 +60,17 @@ def test_approach_is_open_loop_only_and_part_of_the_configuration(capsys: pytest
     assert main([*base, "--approach"]) == 2   # ...is not resumed by an approach run
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "\n" not in err, err
+
+
+def test_shots_are_bounded_and_part_of_the_configuration(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    assert main(["eval", "eai", "--shots", "9", "--out", str(out), "--cassette", str(CASSETTE)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err and "--shots" in err, err
+    base = ["eval", "eai", "--limit", "1", "--model", "llamacpp:qwen2.5-coder-1.5b", "--cassette", str(CASSETTE),
+            "--out", str(out), "--json"]
+    assert main(base) == 0          # a store without examples (its configuration as before: no shots key)...
+    capsys.readouterr()
+    assert main([*base, "--shots", "1"]) == 2   # ...is not resumed by a run with examples
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err, err

@@ -33,6 +33,9 @@ def eval_eai(
     approach: Annotated[bool, typer.Option(
         "--approach", help="Open loop with a grammar that lets the model act only on objects it walked to first "
                            "(the prompt's own rule; not with --repairs).")] = False,
+    shots: Annotated[int, typer.Option(
+        "--shots", help="Project-written worked examples (0-2) before each prompt, as earlier turns; 0: EAI's "
+                        "prompt alone, as published.")] = 0,
     limit: Annotated[int | None, typer.Option(help="Only the first N of the 305 scored tasks.")] = None,
     base_url: BaseUrlOpt = None,
     threads: ThreadsOpt = None,
@@ -55,20 +58,25 @@ def eval_eai(
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
     if approach and repairs > 0:
         raise SituatedError("--approach is open loop only: it cannot be combined with --repairs")
+    from ..planners.eai_examples import EXAMPLES
+
+    if not 0 <= shots <= len(EXAMPLES):
+        raise SituatedError(f"--shots must be between 0 and {len(EXAMPLES)}, got {shots}")
     all_tasks = load_tasks()
     tasks = all_tasks[:limit] if limit is not None else all_tasks
     kind = "grounded" if repairs else "approach" if approach else "open"
+    kind += f"-{shots}shot" if shots else ""
     label = f"eai-{protocol}-{kind}-{model.replace(':', '_').replace('/', '_')}"
     out = out or Path("runs") / label
     err = Console(stderr=True)
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
                      console=err)
     config = eai_config(all_tasks, model=model, base_url=base_url, task=task, seed=seed)
-    title = mode(repairs) + (" + approach" if approach else "")
+    title = mode(repairs) + (" + approach" if approach else "") + (f", {shots}-shot" if shots else "")
     with episode_progress(err, f"EAI {protocol} {title}", quiet=as_json) as on_progress:
         episodes, verdict = evaluate_eai(tasks, llm, protocol, repairs=repairs, out=out, config=config,
                                          workdir=out / "evaluator", on_progress=on_progress, seed=seed,
-                                         approach=approach)
+                                         approach=approach, shots=shots)
     m = verdict.metrics
     table = Table(title=f"EAI action sequencing, {protocol}, {title}, {model} ({m['tasks']} tasks)")
     for column in ("SR %", "ESR %", *(name.replace("_", " ") + " %" for name in BREAKDOWN)):
@@ -81,7 +89,7 @@ def eval_eai(
     console.print(f"EAI's evaluator: SR {m['sr']}  ESR {m['esr']}  ({m['evaluator']}; {calls} model calls, "
                   f"{tokens} generated tokens) → {out}")
     if as_json:
-        print(json.dumps({**m, "mode": mode(repairs), "approach": approach, "model": model, "calls": calls,
-                          "tokens": tokens,
+        print(json.dumps({**m, "mode": mode(repairs), "approach": approach, "shots": shots, "model": model,
+                          "calls": calls, "tokens": tokens,
                           "prompt_tokens": sum(e.cost.prompt_tokens for e in episodes),
                           "seconds": round(sum(e.cost.seconds for e in episodes), 1), "out": str(out)}))

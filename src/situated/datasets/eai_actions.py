@@ -230,18 +230,32 @@ def _valid_actions(path: Path) -> tuple[tuple[str, int], ...]:
 
 def split_fields(prompt: str, source: str = "prompt") -> dict[str, str]:
     """The five fields of a prompt made from EAI's template (DataError naming the missing marker)."""
+    return {name: prompt[start:end] for name, start, end in _field_spans(prompt, source)}
+
+
+def template_of(prompt: str, source: str = "prompt") -> str:
+    """The template a prompt was made from: its five fields put back as `<field>` placeholders."""
+    parts, pos = [], 0
+    for name, start, end in _field_spans(prompt, source):
+        parts += [prompt[pos:start], f"<{name}>"]
+        pos = end
+    return "".join(parts) + prompt[pos:]
+
+
+def _field_spans(prompt: str, source: str) -> list[tuple[str, int, int]]:
+    """(field, start, end) of each of the five fields, in prompt order."""
     pos = prompt.find(_INPUT)
     if pos < 0:
         raise DataError(f"{source}: no 'Input:' line")
-    fields: dict[str, str] = {}
+    spans = []
     for name, before, after in FIELDS:
         start = prompt.find(before, pos)
         end = prompt.find(after, start + len(before)) if start >= 0 else -1
         if start < 0 or end < 0:
             raise DataError(f"{source}: field {name!r} not found (marker {before.strip()!r})")
-        fields[name] = prompt[start + len(before):end]
+        spans.append((name, start + len(before), end))
         pos = end
-    return fields
+    return spans
 
 
 def fill_template(text: str, fields: dict[str, str]) -> str:

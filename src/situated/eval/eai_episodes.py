@@ -71,7 +71,8 @@ def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM, protocol: str, *, repairs: 
                  approach: bool = False, **plan_options: Any) -> tuple[list[Episode], EaiEvaluation]:
     """Answer every task (resuming from the results store `out`), then score all answers with EAI's evaluator.
 
-    `approach` is part of the store's configuration only when on, so stores written without it still resume.
+    `approach` and `shots` (project examples before each prompt) are part of the store's configuration only
+    when on, so stores written without them still resume.
     """
     if repairs < 0:
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
@@ -84,7 +85,9 @@ def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM, protocol: str, *, repairs: 
         return lambda task, run: eai_episode(task, run, llm, protocol, repairs=repairs, workdir=workdir,
                                              **plan_options)
 
-    key = {**config, "protocol": protocol, "repairs": repairs, **({"approach": True} if approach else {})}
+    shots = int(plan_options.get("shots", 0))
+    key = {**config, "protocol": protocol, "repairs": repairs, **({"approach": True} if approach else {}),
+           **({"shots": shots} if shots else {})}
     with ResultsStore(out, key, system="eai") as store:
         episodes = run_episodes(tasks, 1, make, store, on_progress=on_progress)
     answers = {e.task: str(e.details["answer"]) for e in episodes}

@@ -44,10 +44,13 @@ from situated.datasets.eai_actions import (
     EaiObject,
     EaiTask,
     check_protocol,
+    fill_template,
     supported_actions,
+    template_of,
 )
 from situated.errors import ParseError
 from situated.llm.base import LLM, Completion
+from situated.planners.eai_examples import EXAMPLES, EaiExample
 from situated.program.grammar import gbnf_literal
 
 DEFAULT_MAX_STEPS = 40
@@ -64,6 +67,10 @@ RAW = "{prompt}"
 CHATML = ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
           "<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n")
 """The embedded Qwen models' own chat template (their GGUF's), with the prompt as the one user message."""
+
+
+TURN_BREAKS = {CHATML: "<|im_end|>\n<|im_start|>user\n", RAW: "\n\n"}
+"""What follows an example's answer before the next prompt, per template (`shots`); other templates take none."""
 
 
 def default_template(uri: str) -> str:
@@ -449,13 +456,35 @@ def approach_grammar(task: EaiTask, protocol: str, actions: Sequence[EaiAction] 
 
 # ---------------------------------------------------------------------------------------------- open loop
 
-def model_prompt(llm: LLM, task: EaiTask, protocol: str, template: str | None = None) -> str:
-    """EAI's prompt for `protocol` in `template` (default: `default_template(llm.uri)`)."""
+def model_prompt(llm: LLM, task: EaiTask, protocol: str, template: str | None = None, shots: int = 0) -> str:
+    """EAI's prompt for `protocol` in `template` (default: `default_template(llm.uri)`).
+
+    `shots=N`: the first N project examples (`eai_examples.EXAMPLES`) go first, each as an earlier exchange --
+    EAI's prompt text with the example's fields, then its answer in the protocol's format -- and the task's
+    prompt last, so the examples are a prefix shared by every task."""
     wrapper = default_template(llm.uri) if template is None else template
     if "{prompt}" not in wrapper:
         raise ValueError("a prompt template needs a '{prompt}' placeholder")
+    if not 0 <= shots <= len(EXAMPLES):
+        raise ValueError(f"shots must be between 0 and {len(EXAMPLES)}, got {shots}")
+    if shots and wrapper not in TURN_BREAKS:
+        raise ValueError("shots need a known prompt template (CHATML or RAW)")
     head, _, tail = wrapper.partition("{prompt}")
-    return head + task.prompt(protocol) + tail
+    prompt = task.prompt(protocol)
+    turns = [example_prompt(example, prompt) + tail + example_answer(example, protocol) + TURN_BREAKS[wrapper]
+             for example in EXAMPLES[:shots]]
+    return head + "".join(turns) + prompt + tail
+
+
+def example_prompt(example: EaiExample, task_prompt: str) -> str:
+    """EAI's prompt text (the same template as `task_prompt`) with the example's five fields."""
+    return fill_template(template_of(task_prompt), example.field_map())
+
+
+def example_answer(example: EaiExample, protocol: str) -> str:
+    """The example's answer in `protocol`'s format, written as the grammar writes answers."""
+    steps = [Step(action, tuple(n for n, _ in args), tuple(i for _, i in args)) for action, args in example.answer]
+    return format_answer(steps, protocol)
 
 
 def _read(completion: Completion, task: EaiTask, protocol: str) -> tuple[tuple[Step, ...], bool]:
@@ -470,16 +499,17 @@ def _read(completion: Completion, task: EaiTask, protocol: str) -> tuple[tuple[S
 
 def plan_task(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, typed: bool = True, grammar: bool = True,
               template: str | None = None, max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
-              seed: int = 0, approach: bool = False) -> EaiPlan:
+              seed: int = 0, approach: bool = False, shots: int = 0) -> EaiPlan:
     """Open loop (the benchmark): one greedy, grammar-constrained answer to EAI's prompt.
 
     Without `grammar` the model's text is the answer as is (EAI's evaluator scores whatever it is).
     `approach=True`: the grammar only lets the model act on an object it walked to first (`approach_grammar`).
+    `shots=N`: N project-written examples before the task (`model_prompt`).
     """
     check_protocol(protocol)
     if approach and not grammar:
         raise ValueError("approach=True needs the grammar")
-    prompt = model_prompt(llm, task, protocol, template)
+    prompt = model_prompt(llm, task, protocol, template, shots)
     gbnf = (answer_grammar(task, protocol, typed=typed, max_steps=max_steps, approach=approach)
             if grammar else None)
     done = llm.complete(prompt, max_tokens=max_tokens, temperature=0.0, grammar=gbnf, seed=seed)
@@ -593,7 +623,7 @@ class _Writer:
 def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Checker,
                   repairs: int = DEFAULT_REPAIRS, typed: bool = True, template: str | None = None,
                   max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
-                  piece_tokens: int = DEFAULT_PIECE_TOKENS, seed: int = 0) -> EaiPlan:
+                  piece_tokens: int = DEFAULT_PIECE_TOKENS, seed: int = 0, shots: int = 0) -> EaiPlan:
     """Grounded variant: the open-loop answer, checked by `check` on a private scene and rewritten from its
     first failing step (or its end, while goals are unmet) at most `repairs` times; it ends as soon as every
     goal holds.
@@ -602,7 +632,7 @@ def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Ch
     `piece_tokens`. The last plan is kept whatever it does.
     """
     first = plan_task(llm, task, protocol, typed=typed, template=template, max_steps=max_steps,
-                      max_tokens=max_tokens, seed=seed)
+                      max_tokens=max_tokens, seed=seed, shots=shots)
     writer = _Writer(llm, task, protocol, check, typed, max_steps, max_tokens, piece_tokens, seed, first.prompt,
                      list(first.completions), first.truncated)
     steps = first.steps
