@@ -5,6 +5,13 @@ the tokens after the longest common prefix. Planners alternate between prompts (
 check), so before a switch discards a long evaluated prefix its KV state is saved into a small LRU
 (`state_cache` entries) and restored when a later prompt shares more with it than with the live context.
 
+Reproducible logits: llama.cpp's numbers depend on how a prompt is cut into batches (measured: up to 0.19 nats
+between a prompt evaluated fresh and the same prompt after reusing a one-token prefix). So a prompt is always
+evaluated in chunks of `CHUNK` tokens at fixed positions from its start, and a cached prefix is reused only in
+whole chunks that an earlier prompt evaluation computed (never generated tokens, computed one at a time, and never
+a partial last chunk). The logits of a prompt are then the same whatever ran before -- task order, resumes,
+repairs, saved states -- at the price of re-evaluating at most `CHUNK` - 1 tokens and the generated text.
+
 Module-level state: `_ENGINES` caches one loaded model per (path, n_ctx) for the whole process. It is the one
 documented exception to "no global state": loading a gigabyte of weights per planner would be absurd, and the
 engine's lock serialises calls from threads.
@@ -37,6 +44,8 @@ except ImportError:  # pragma: no cover - exercised only without the optional de
 DEFAULT_N_CTX = 8192
 MIN_STATE_TOKENS = 64
 """Only KV prefixes at least this long are worth saving into (or restoring from) the state LRU."""
+CHUNK = 64
+"""Prompts are evaluated in batches of this many tokens at fixed positions; prefixes are reused in whole chunks."""
 
 
 @dataclass
@@ -44,6 +53,8 @@ class _SavedState:
     tokens: tuple[int, ...]
     data: Any  # ctypes byte array from llama_state_get_data
     size: int
+    reusable: int = 0
+    """Leading tokens whose KV came from whole prompt chunks (what a later prompt may reuse)."""
 
 
 class _Engine:
@@ -63,6 +74,8 @@ class _Engine:
         self.state_cache = state_cache
         self.n_vocab = self.llama.n_vocab()
         self.vocab = self.llama._model.vocab
+        self.reusable = 0
+        """Leading live tokens whose KV came from whole chunks of a prompt evaluation."""
 
     @property
     def ctx(self) -> Any:
@@ -80,7 +93,7 @@ class _Engine:
         written = llama_cpp.llama_state_get_data(self.ctx, data, size)
         for key in [k for k in self.states if tokens[: len(k)] == k]:
             del self.states[key]  # dominated: the new state shares at least as much with any prompt
-        self.states[tokens] = _SavedState(tokens, data, int(written))
+        self.states[tokens] = _SavedState(tokens, data, int(written), self.reusable)
         while len(self.states) > self.state_cache:
             self.states.popitem(last=False)
 
@@ -90,36 +103,53 @@ class _Engine:
         n = len(state.tokens)
         self.llama.input_ids[:n] = state.tokens
         self.llama.n_tokens = n
+        self.reusable = state.reusable
         if state.tokens in self.states:
             self.states.move_to_end(state.tokens)
 
     def prepare(self, tokens: list[int], reuse_prefix: bool = True) -> int:
-        """Evaluate `tokens`, reusing the longest cached prefix; return how many tokens were reused.
+        """Evaluate `tokens`, reusing the longest cached prefix in whole chunks; return how many were reused.
 
         `reuse_prefix=False` clears the context first and evaluates every token (a baseline for benchmarks).
         """
         if not reuse_prefix:
-            self.llama.reset()
-            self.llama._ctx.kv_cache_clear()
-            self.llama.eval(tokens)
+            self._clear()
+            self._evaluate(tokens, 0)
             return 0
-        common = common_prefix(self.live_tokens(), tokens)
-        best = max(self.states.values(), key=lambda s: common_prefix(s.tokens, tokens), default=None)
-        best_common = common_prefix(best.tokens, tokens) if best else 0
+        common = self._usable(self.live_tokens(), self.reusable, tokens)
+        best = max(self.states.values(), key=lambda s: self._usable(s.tokens, s.reusable, tokens), default=None)
+        best_common = self._usable(best.tokens, best.reusable, tokens) if best else 0
         if best is not None and best_common >= max(common + MIN_STATE_TOKENS, MIN_STATE_TOKENS):
             self._save()
             self._restore(best)
             common = best_common
         elif self.llama.n_tokens - common >= MIN_STATE_TOKENS:
             self._save()
-        reuse = min(common, len(tokens) - 1)  # always decode at least one token for fresh logits
+        reuse = common
         if reuse <= 0 or not self.llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
             reuse = 0
-            self.llama.reset()
-            self.llama._ctx.kv_cache_clear()
+            self._clear()
         self.llama.n_tokens = reuse
-        self.llama.eval(tokens[reuse:])
+        self._evaluate(tokens, reuse)
         return reuse
+
+    @staticmethod
+    def _usable(cached: Sequence[int], reusable: int, tokens: Sequence[int]) -> int:
+        """Tokens of `tokens` that may come from a cache holding `cached`: the common prefix, within the whole
+        prompt chunks it computed, rounded down to a chunk, and short of the last token (fresh logits)."""
+        common = min(common_prefix(cached, tokens), reusable, len(tokens) - 1)
+        return common - common % CHUNK
+
+    def _clear(self) -> None:
+        self.llama.reset()
+        self.llama._ctx.kv_cache_clear()
+        self.reusable = 0
+
+    def _evaluate(self, tokens: list[int], start: int) -> None:
+        """Evaluate `tokens[start:]` (`start` a chunk boundary) in chunks at fixed positions."""
+        for i in range(start, len(tokens), CHUNK):
+            self.llama.eval(tokens[i:i + CHUNK])
+        self.reusable = len(tokens) - len(tokens) % CHUNK
 
 
 _ENGINES: dict[tuple[str, int], _Engine] = {}
