@@ -14,7 +14,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip wheel setuptools
 
 .stamp-demo: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[llm,model-1_5b]'
+	$(BIN)/pip install --quiet -e '.[llm,model-1_5b,retrieval]'
 	touch $@
 
 .stamp-test: pyproject.toml | $(BIN)/python

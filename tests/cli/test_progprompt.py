@@ -59,6 +59,8 @@ def test_eval_replayed_from_cassette(progprompt_data: Path, tmp_path: Path, caps
     summary = json.loads(out.strip().splitlines()[-1])
     assert list(summary)[:6] == ["sr", "sr_std", "gcr", "exec", "tasks", "runs"]
     assert summary["tasks"] == 2 and summary["runs"] == 1 and summary["unknown"] == 0
+    # the default prompt: the 5 plans nearest to the task (MiniLM), grounded decoding with 5 repairs
+    assert summary["variant"] == "progprompt-full-grounded5-minilm5"
     assert "watch tv" in out
     # grounded decoding is on by default: statements the scene rejected were replaced, and each is recorded
     records = [json.loads(x) for x in (tmp_path / "out" / "episodes.jsonl").read_text().splitlines()]
@@ -102,3 +104,13 @@ def test_examples_as_a_number_is_the_fixed_choice(progprompt_data: Path, tmp_pat
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == old
     assert main([*args, "--k", "2"]) == 2  # two examples would be another configuration: refused, not mixed
     assert "another configuration" in capsys.readouterr().err
+
+
+def test_default_examples_are_retrieved_and_the_paper_s_set_up_stays_one_flag_away() -> None:
+    from situated.cli.progprompt import example_choice
+
+    assert example_choice(None, None, "minilm") == (5, "minilm")               # ProgPrompt's default
+    assert example_choice("fixed", None, "minilm") == (3, None)                 # the paper's 3 fixed examples
+    assert example_choice(None, None, "minilm", langprompt=True) == (3, None)   # the LangPrompt baseline as published
+    assert example_choice("retrieved", 2, "bm25") == (2, "bm25")
+    assert example_choice("4", None, "minilm") == (4, None)
