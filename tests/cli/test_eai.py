@@ -74,3 +74,31 @@ def test_shots_are_bounded_and_part_of_the_configuration(capsys: pytest.CaptureF
     assert main([*base, "--shots", "1"]) == 2   # ...is not resumed by a run with examples
     err = capsys.readouterr().err.strip()
     assert err.startswith("error:") and "\n" not in err, err
+
+
+def test_worked_examples_get_a_context_that_holds_the_longest_task(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture,
+                                                                  tmp_path: Path) -> None:
+    """The longest task's prompt with both examples is 8,310 tokens (601_2): over the default 8,192, so the run
+    crashed there; with --shots the embedded model gets SHOTS_CONTEXT."""
+    from fakes import ScriptedLLM
+    from situated.cli import eai as cli
+    from situated.datasets.eai_actions import load_tasks
+    from situated.planners.eai import model_prompt
+
+    opened: list[dict] = []
+    answer = '{\n  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
+
+    def fake_open(uri: str, **options: object) -> ScriptedLLM:
+        opened.append(options)
+        return ScriptedLLM([answer], uri=uri)
+
+    monkeypatch.setattr(cli, "open_model", fake_open)
+    base = ["eval", "eai", "--limit", "1", "--model", "llamacpp:qwen2.5-coder-1.5b", "--json"]
+    assert main([*base, "--shots", "2", "--out", str(tmp_path / "shots")]) == 0
+    assert main([*base, "--out", str(tmp_path / "none")]) == 0
+    assert [o["n_ctx"] for o in opened] == [cli.SHOTS_CONTEXT, None]
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["shots"] == 0
+    longest = max(load_tasks(), key=lambda t: len(t.prompt("1.0.5")))
+    prompt = model_prompt(ScriptedLLM([], uri="llamacpp:qwen2.5-coder-1.5b"), longest, "1.0.5", shots=2)
+    assert len(prompt) / 2.5 < cli.SHOTS_CONTEXT - 768     # generous: Qwen averages over 3 characters a token

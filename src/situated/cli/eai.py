@@ -16,6 +16,8 @@ from .progprompt import DEFAULT_MODEL, eval_app
 from .progress import episode_progress
 
 TASKS = ("action_sequencing",)
+SHOTS_CONTEXT = 16384
+"""Context of an embedded model when worked examples precede the prompt (`--shots`)."""
 BREAKDOWN = ("parsing", "hallucination", "predicate_argument_number", "wrong_order", "missing_step", "affordance",
              "additional_step")
 
@@ -69,8 +71,9 @@ def eval_eai(
     label = f"eai-{protocol}-{kind}-{model.replace(':', '_').replace('/', '_')}"
     out = out or Path("runs") / label
     err = Console(stderr=True)
+    # the examples add about 4,600 tokens to prompts of up to about 3,600 (+ the answer): more than 8,192
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
-                     console=err)
+                     console=err, n_ctx=SHOTS_CONTEXT if shots else None)
     config = eai_config(all_tasks, model=model, base_url=base_url, task=task, seed=seed)
     title = mode(repairs) + (" + approach" if approach else "") + (f", {shots}-shot" if shots else "")
     with episode_progress(err, f"EAI {protocol} {title}", quiet=as_json) as on_progress:

@@ -85,8 +85,9 @@ def _weights_bar(console: Console) -> Iterator[Callable[[int, int], None]]:
 
 
 def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "replay", threads: int | None = None,
-               base_url: str | None = None, console: Console | None = None) -> LLM:
-    """Load `uri` (`llamacpp:...` or `openai:...`), optionally recording/replaying its calls in `cassette`."""
+               base_url: str | None = None, console: Console | None = None, n_ctx: int | None = None) -> LLM:
+    """Load `uri` (`llamacpp:...` or `openai:...`), optionally recording/replaying its calls in `cassette`;
+    `n_ctx` sets an embedded model's context (default 8192)."""
     console = console or Console(stderr=True)
     opts: dict[str, Any] = {}
     with _weights_bar(console) as on_bytes:
@@ -94,6 +95,8 @@ def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "
             opts["progress"] = on_bytes
             if threads is not None:
                 opts["n_threads"] = threads
+            if n_ctx is not None:
+                opts["n_ctx"] = n_ctx
         else:
             if base_url is not None:
                 opts["base_url"] = base_url
