@@ -97,6 +97,24 @@ def test_in_process_and_subprocess_agree(tasks, tmp_path: Path) -> None:
     assert a == b and a["sr"] == 50.0
 
 
+@pytest.mark.parametrize("in_process", [False, True])
+def test_model_text_reaches_eais_evaluator_only_as_data(tasks, tmp_path: Path, in_process: bool) -> None:
+    """EAI's evaluator runs in a subprocess with our code and argv of paths; answers go to it in a file, which it
+    reads with a regex and json.loads (its `eval` calls read the dataset's goal strings, in functions action
+    sequencing does not call). Python written in an answer is scored as a bad answer and never runs."""
+    marker = tmp_path / "ran"
+    code = f"__import__('pathlib').Path({str(marker)!r}).touch()"
+    answers = {
+        "11_1": code,                                                  # the whole answer is code
+        "120_1": '{\n  "WALK": [' + code + "]\n}",                    # code as an argument list
+        "125_2": GOOD[:-1] + f',\n  "WALK": ["{code}", "1000"]\n}}',   # code as an object name
+    }
+    result = evaluate(answers, "1.0.5", workdir=tmp_path / "eval", in_process=in_process)
+    assert not marker.exists()
+    assert result.metrics["tasks"] == 3 and result.metrics["successes"] == 0
+    assert result.metrics["parsing"] + result.metrics["hallucination"] > 0
+
+
 def test_names_only_answers_are_parse_errors_to_105(tasks) -> None:
     old = convert_answer(GOOD, tasks["11_1"], "1.0.5", "1.0.4")
     m = evaluate({"11_1": old}, "1.0.5").metrics
