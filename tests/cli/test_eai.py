@@ -37,6 +37,25 @@ def test_open_loop_scored_by_eais_evaluator_and_resumed(tmp_path: Path, capsys: 
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["sr"] == summary["sr"]
 
 
+def test_worker_processes_give_the_same_answers_and_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`--executor processes --jobs 2`: two worker processes replay the recorded calls; the store holds what one
+    process writes, task by task, and EAI's evaluator over all answers says the same."""
+    base = ["eval", "eai", "--limit", "4", "--model", "llamacpp:qwen2.5-coder-1.5b", "--cassette", str(CASSETTE),
+            "--json"]
+    assert main([*base, "--out", str(tmp_path / "one")]) == 0
+    one = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert main([*base, "--out", str(tmp_path / "two"), "--executor", "processes", "--jobs", "2"]) == 0
+    two = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert {k: v for k, v in one.items() if k not in ("out", "seconds")} == \
+        {k: v for k, v in two.items() if k not in ("out", "seconds")}
+
+    def by_task(out: Path) -> dict[str, tuple]:
+        records = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+        return {r["task"]: (r["details"]["answer"], r["metrics"]) for r in records}
+
+    assert by_task(tmp_path / "one") == by_task(tmp_path / "two") and len(by_task(tmp_path / "two")) == 4
+
+
 @pytest.mark.parametrize(("option", "value", "needle"), [
     ("--task", "goal_interpretation", "--task"), ("--protocol", "2.0", "protocol"), ("--limit", "0", "--limit"),
     ("--repairs", "-1", "--repairs")])
@@ -84,20 +103,22 @@ def test_worked_examples_get_a_context_that_holds_the_longest_task(monkeypatch: 
     from fakes import ScriptedLLM
     from situated.cli import eai as cli
     from situated.datasets.eai_actions import load_tasks
+    from situated.eval.executors import ModelSpec
     from situated.planners.eai import model_prompt
 
-    opened: list[dict] = []
+    opened: list[int | None] = []
     answer = '{\n  "WALK": ["floor_lamp", "1000"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
 
-    def fake_open(uri: str, **options: object) -> ScriptedLLM:
-        opened.append(options)
-        return ScriptedLLM([answer], uri=uri)
+    def fake_open(spec: ModelSpec) -> ScriptedLLM:
+        opened.append(spec.n_ctx)
+        return ScriptedLLM([answer], uri=spec.uri)
 
-    monkeypatch.setattr(cli, "open_model", fake_open)
+    monkeypatch.setattr(ModelSpec, "open", fake_open)
+    monkeypatch.setattr("situated.llm.models.ensure_model", lambda *args, **kwargs: None)  # no weights needed
     base = ["eval", "eai", "--limit", "1", "--model", "llamacpp:qwen2.5-coder-1.5b", "--json"]
     assert main([*base, "--shots", "2", "--out", str(tmp_path / "shots")]) == 0
     assert main([*base, "--out", str(tmp_path / "none")]) == 0
-    assert [o["n_ctx"] for o in opened] == [cli.SHOTS_CONTEXT, None]
+    assert opened == [cli.SHOTS_CONTEXT, None]
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["shots"] == 0
     longest = max(load_tasks(), key=lambda t: len(t.prompt("1.0.5")))
     prompt = model_prompt(ScriptedLLM([], uri="llamacpp:qwen2.5-coder-1.5b"), longest, "1.0.5", shots=2)

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import SituatedError
-from .models import BaseUrlOpt, ThreadsOpt, open_model
+from .models import BaseUrlOpt, ExecutorOpt, JobsOpt, RayAddressOpt, ThreadsOpt, check_cassette, evaluation_model
 from .progprompt import DEFAULT_MODEL, eval_app
 from .progress import episode_progress
 
@@ -45,6 +45,9 @@ def eval_eai(
     cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "replay",
     out: Annotated[Path | None, typer.Option(help="Output folder (results store); reruns resume.")] = None,
     seed: Annotated[int, typer.Option(help="Seed.")] = 0,
+    executor: ExecutorOpt = "local",
+    jobs: JobsOpt = 1,
+    ray_address: RayAddressOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of EAI's metrics.")] = False,
 ) -> None:
     """Evaluate a model on EAI's VirtualHome action sequencing with EAI's own evaluator (SR, ESR, errors)."""
@@ -72,14 +75,16 @@ def eval_eai(
     out = out or Path("runs") / label
     err = Console(stderr=True)
     # the examples add about 4,600 tokens to prompts of up to about 3,600 (+ the answer): more than 8,192
-    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
-                     console=err, n_ctx=SHOTS_CONTEXT if shots else None)
+    check_cassette(cassette, cassette_mode)
+    runner, spec = evaluation_model(model, executor=executor, jobs=jobs, ray_address=ray_address, cassette=cassette,
+                                    cassette_mode=cassette_mode, threads=threads, base_url=base_url, console=err,
+                                    n_ctx=SHOTS_CONTEXT if shots else None)
     config = eai_config(all_tasks, model=model, base_url=base_url, task=task, seed=seed)
     title = mode(repairs) + (" + approach" if approach else "") + (f", {shots}-shot" if shots else "")
     with episode_progress(err, f"EAI {protocol} {title}", quiet=as_json) as on_progress:
-        episodes, verdict = evaluate_eai(tasks, llm, protocol, repairs=repairs, out=out, config=config,
+        episodes, verdict = evaluate_eai(tasks, spec, protocol, repairs=repairs, out=out, config=config,
                                          workdir=out / "evaluator", on_progress=on_progress, seed=seed,
-                                         approach=approach, shots=shots)
+                                         approach=approach, shots=shots, executor=runner)
     m = verdict.metrics
     table = Table(title=f"EAI action sequencing, {protocol}, {title}, {model} ({m['tasks']} tasks)")
     for column in ("SR %", "ESR %", *(name.replace("_", " ") + " %" for name in BREAKDOWN)):

@@ -10,6 +10,7 @@ reports them. Both run EAI's evaluator in a subprocess with PYTHONHASHSEED pinne
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from ..planners.eai import plan_grounded, plan_task
 from .eai import EaiEvaluation, evaluate
 from .eai_check import scene_checker
 from .episode import Cost, Episode
+from .executors import Executor, ModelSpec
 from .runner import Progress, run_episodes
 from .store import ResultsStore, fingerprint
 
@@ -66,29 +68,57 @@ def eai_config(tasks: Sequence[EaiTask], **settings: Any) -> dict[str, Any]:
                                                t.action_goals) for t in tasks])}
 
 
-def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM, protocol: str, *, repairs: int, out: Path | None,
+@dataclass(frozen=True)
+class EaiJob:
+    """An EAI evaluation's episodes as data, for any executor (`eval.executors`): how to open the model and the
+    planning settings. `build()` (in the worker, once) opens the model; each episode's EAI verdict is written
+    under `workdir/tasks/<task>`, so workers never share a folder."""
+
+    model: ModelSpec
+    protocol: str
+    workdir: str
+    repairs: int = 0
+    approach: bool = False
+    shots: int = 0
+    seed: int = 0
+
+    def build(self) -> Callable[[EaiTask, int], Episode]:
+        llm = self.model.open()
+        workdir = Path(self.workdir)
+        options: dict[str, Any] = {"seed": self.seed, "shots": self.shots}
+        return lambda task, run: eai_episode(task, run, llm, self.protocol, repairs=self.repairs, workdir=workdir,
+                                             approach=self.approach, **options)
+
+
+def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM | ModelSpec, protocol: str, *, repairs: int, out: Path | None,
                  config: Mapping[str, Any], workdir: Path, on_progress: Progress | None = None,
-                 approach: bool = False, **plan_options: Any) -> tuple[list[Episode], EaiEvaluation]:
+                 approach: bool = False, executor: Executor | None = None,
+                 **plan_options: Any) -> tuple[list[Episode], EaiEvaluation]:
     """Answer every task (resuming from the results store `out`), then score all answers with EAI's evaluator.
 
-    `approach` and `shots` (project examples before each prompt) are part of the store's configuration only
-    when on, so stores written without them still resume.
+    `llm` is an open model (episodes in this process) or a `ModelSpec` that `executor`'s workers open (an
+    `EaiJob`: worker processes, a Ray cluster). `approach` and `shots` (project examples before each prompt) are
+    part of the store's configuration only when on, so stores written without them still resume.
     """
     if repairs < 0:
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
     if approach and repairs > 0:
         raise SituatedError("--approach is open loop only: it cannot be combined with --repairs")
-    if approach:
-        plan_options = {**plan_options, "approach": True}
-
-    def make() -> Callable[[EaiTask, int], Episode]:
-        return lambda task, run: eai_episode(task, run, llm, protocol, repairs=repairs, workdir=workdir,
-                                             **plan_options)
-
     shots = int(plan_options.get("shots", 0))
+    job: EaiJob | Callable[[], Callable[[EaiTask, int], Episode]]
+    if isinstance(llm, ModelSpec):
+        job = EaiJob(llm, protocol, str(workdir), repairs=repairs, approach=approach, shots=shots,
+                     seed=int(plan_options.get("seed", 0)))
+    else:
+        model, options = llm, {**plan_options, **({"approach": True} if approach else {})}
+
+        def job() -> Callable[[EaiTask, int], Episode]:
+            return lambda task, run: eai_episode(task, run, model, protocol, repairs=repairs, workdir=workdir,
+                                                 **options)
+
     key = {**config, "protocol": protocol, "repairs": repairs, **({"approach": True} if approach else {}),
            **({"shots": shots} if shots else {})}
     with ResultsStore(out, key, system="eai") as store:
-        episodes = run_episodes(tasks, 1, make, store, on_progress=on_progress)
+        episodes = run_episodes(tasks, 1, job, store, executor=executor, on_progress=on_progress)
     answers = {e.task: str(e.details["answer"]) for e in episodes}
     return episodes, evaluate(answers, protocol, workdir=workdir / "all")

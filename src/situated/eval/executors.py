@@ -99,6 +99,8 @@ class ModelSpec:
     sequences: int = 1
     server_limits: tuple[tuple[str, float], ...] = ()
     """A server model's `timeout`/`retries` (from SITUATED_OPENAI_TIMEOUT/_RETRIES where the command runs)."""
+    n_ctx: int | None = None
+    """An embedded model's context (None: the backend's default)."""
 
     @property
     def embedded(self) -> bool:
@@ -114,6 +116,8 @@ class ModelSpec:
         opts: dict[str, Any] = {}
         if self.embedded and self.threads is not None:
             opts["n_threads"] = self.threads
+        if self.embedded and self.n_ctx is not None:
+            opts["n_ctx"] = self.n_ctx
         if not self.embedded:
             if self.base_url is not None:
                 opts["base_url"] = self.base_url
