@@ -249,6 +249,9 @@ def _atom(s: str, i: int) -> tuple[object, int]:
             if s[i] == "\\":
                 chars.add(_ESC[s[i + 1]])
                 i += 2
+            elif s[i + 1] == "-" and s[i + 2] != "]":  # a range: [0-9]
+                chars.update(chr(c) for c in range(ord(s[i]), ord(s[i + 2]) + 1))
+                i += 3
             else:
                 chars.add(s[i])
                 i += 1

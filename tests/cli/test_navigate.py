@@ -104,3 +104,43 @@ def test_llm_agent_lever_options_are_checked(dataset, tmp_path: Path, monkeypatc
         assert run_cli(["navigate", "--data", data, *extra], monkeypatch) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("error:") and needle in err and "\n" not in err, err
+
+
+def test_route_agent_writes_one_route_per_episode_and_walks_it(
+    dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--agent route`: the nearest example routes (retrieved, 5 by default) go into one prompt per episode, and
+    the written route is walked by counting: "stop at intersection 1" stops on arriving at B."""
+    from fakes import ScriptedLLM
+    from situated.eval.executors import ModelSpec
+
+    _seen_beside(tmp_path)
+    llm = ScriptedLLM(default="stop at intersection 1\n")
+    monkeypatch.setattr(ModelSpec, "open", lambda spec: llm)
+    monkeypatch.setattr("situated.llm.models.ensure_model", lambda *args, **kwargs: None)
+    data = str(tmp_path / "map2seq_unseen")
+    args = ["navigate", "--data", data, "--agent", "route", "--model", "llamacpp:qwen2.5-coder-1.5b",
+            "--retriever", "bm25", "--out", str(tmp_path / "o"), "--json"]
+    assert run_cli(args, monkeypatch) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["n"] == 3 and len(llm.calls) == 3  # one call per episode
+    (store,) = (tmp_path / "o").iterdir()
+    assert store.name == "map2seq_dev_route-llamacpp_qwen2.5-coder-1.5b-shots5-bm25"
+    config = json.loads((store / "run.json").read_text())["config"]
+    assert config["agent"] == "route" and config["shots"] == 5 and config["retriever"] == "bm25"
+    for line in (store / "episodes.jsonl").read_text().splitlines():
+        assert json.loads(line)["details"]["pano_path"][-1] == "B"
+    # the seen sibling's three training-area routes are the pool (fewer than 5), less the one with the task's id
+    assert [p.count("Directions:") for p in llm.prompts] == [3, 3, 3]
+
+
+def test_route_agent_options_are_checked(dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(tmp_path / "map2seq_unseen")
+    for extra, needle in ((["--agent", "route", "--model", "m", "--shots", "0"], "--shots must be >= 1"),
+                          (["--agent", "route", "--model", "m", "--stop-threshold", "0.5"], "for --agent llm"),
+                          (["--agent", "forward", "--shots", "3"], "for --agent llm or route"),
+                          (["--agent", "route"], "the route agent needs a model")):
+        assert run_cli(["navigate", "--data", data, *extra], monkeypatch) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error:") and needle in err and "\n" not in err, err

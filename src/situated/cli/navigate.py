@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Annotated
 
@@ -35,6 +36,7 @@ from ..eval.navigation import (
     navigation_config,
     navigation_episode,
     navigation_summary,
+    route_examples,
     velma_examples,
 )
 from ..eval.report import draw_route, navigation_table
@@ -59,6 +61,10 @@ AgentOpt = Annotated[str, typer.Option("--agent", help=f"Agent: {'|'.join(AGENTS
 DatasetOpt = Annotated[
     str | None, typer.Option("--dataset", help="map2seq or touchdown (default: from the directory).")
 ]
+PROMPTED = ("llm", "route")
+"""Agents that prompt a model with solved examples."""
+ROUTE_SHOTS = 5
+"""Example routes in the route agent's prompt (chosen on training-area routes of map2seq_seen's test file)."""
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the random agent.")]
 
 
@@ -100,8 +106,8 @@ def _retrieved(examples: str, retriever: str, shots: int) -> str | None:
 def _agent_label(agent: str, seed: int, model: str | None) -> str:
     if agent == "random":
         return f"random-seed{seed}"
-    if agent == "llm" and model:
-        return "llm-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in model)
+    if agent in PROMPTED and model:
+        return f"{agent}-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in model)
     return agent
 
 
@@ -143,10 +149,12 @@ def navigate(
     examples_data: Annotated[
         Path | None, typer.Option("--examples-data", help="--agent llm: dataset of training-area example routes.")
     ] = None,
-    examples: Annotated[str, typer.Option("--examples", help=(
-        "--agent llm: fixed (--shots routes drawn by --seed, VELMA's set-up) or retrieved (the --shots training "
-        "routes whose directions are nearest to each episode's, by --retriever)."))] = "fixed",
-    shots: Annotated[int, typer.Option("--shots", help="--agent llm: solved examples in the prompt.")] = 2,
+    examples: Annotated[str | None, typer.Option("--examples", help=(
+        "--agent llm/route: fixed (--shots routes drawn by --seed, VELMA's set-up; the llm agent's default) or "
+        "retrieved (the --shots training routes whose directions are nearest to each episode's, by --retriever; "
+        "the route agent's default)."))] = None,
+    shots: Annotated[int | None, typer.Option("--shots", help=(
+        f"--agent llm/route: solved examples in the prompt (default: llm 2, route {ROUTE_SHOTS})."))] = None,
     retriever: Annotated[str, typer.Option(
         "--retriever", help="--examples retrieved: minilm (sentence embeddings) or bm25.")] = "minilm",
     stop_threshold: Annotated[float | None, typer.Option("--stop-threshold", help=(
@@ -181,21 +189,26 @@ def navigate(
     _check_choice(agent, AGENTS, "--agent")
     if limit is not None and limit < 1:
         raise SituatedError("--limit must be at least 1")
-    check_counts(("--threads", threads, 1), ("--jobs", jobs, 1), ("--shots", shots, 0))
+    prompted = agent in PROMPTED
+    if not prompted and (examples is not None or shots is not None):
+        raise SituatedError("--examples and --shots are for --agent llm or route")
+    if agent != "llm" and (stop_threshold is not None or count_intersections):
+        raise SituatedError("--stop-threshold and --count-intersections are for --agent llm")
+    shots = shots if shots is not None else ROUTE_SHOTS if agent == "route" else 2
+    check_counts(("--threads", threads, 1), ("--jobs", jobs, 1), ("--shots", shots, 1 if agent == "route" else 0))
+    examples = examples or ("retrieved" if agent == "route" else "fixed")
     retrieved = _retrieved(examples, retriever, shots)
     if stop_threshold is not None and not 0.0 < stop_threshold <= 1.0:
         raise SituatedError(f"--stop-threshold must lie in (0, 1], got {stop_threshold}")
-    if agent != "llm" and (retrieved or stop_threshold is not None or count_intersections or shots != 2):
-        raise SituatedError("--examples, --shots, --stop-threshold and --count-intersections are for --agent llm")
     loaded = _load(data, split, dataset)
     assert data is not None
     seen = VisibilitySpec(landmarks, file=_text(landmarks_file), panoramas=_text(panoramas), stats=_text(clip_stats),
                           weights=_text(clip_weights), model=clip_model)
     instances = loaded.instances[:limit] if limit is not None else loaded.instances
-    if (agent == "llm" or extract_landmarks) and not model:
-        who = "the llm agent needs" if agent == "llm" else "--extract-landmarks needs"
+    if (prompted or extract_landmarks) and not model:
+        who = f"the {agent} agent needs" if prompted else "--extract-landmarks needs"
         raise SituatedError(f"{who} a model: --model URI (e.g. llamacpp:qwen2.5-coder-1.5b)")
-    if model and (agent == "llm" or extract_landmarks):
+    if model and (prompted or extract_landmarks):
         check_cassette(cassette, cassette_mode, input_files(*_data_files(data), landmarks_file, examples_data))
     if extract_landmarks and model:
         from ..planners.landmarks import LandmarkExtractor, with_landmarks
@@ -204,18 +217,24 @@ def navigate(
         with Console(stderr=True).status("extracting landmarks"):
             instances = tuple(with_landmarks(instances, LandmarkExtractor(llm)))
     spec = None
-    if agent == "llm" and model:
+    if prompted and model:
         runner, spec = evaluation_model(model, executor=executor, jobs=jobs, ray_address=ray_address,
                                         cassette=cassette, cassette_mode=cassette_mode, threads=threads,
                                         base_url=base_url)
     else:
         runner, _ = choose_executor(executor, jobs, ray_address=ray_address)
     solved: tuple = ()
-    if agent == "llm":
+    if prompted:
         with Console(stderr=True).status("replaying example routes"):
             examples_source = load_split(examples_data or examples_dir(data, loaded.name), "dev")
-            solved = velma_examples(examples_source, None if retrieved else shots, seed=seed,
-                                    count_intersections=count_intersections)
+            if agent == "route":
+                solved = route_examples(examples_source)
+                if not retrieved:  # fixed: --shots routes drawn by --seed
+                    solved = tuple(sorted(random.Random(seed).sample(solved, min(shots, len(solved))),
+                                          key=lambda e: e.id))
+            else:
+                solved = velma_examples(examples_source, None if retrieved else shots, seed=seed,
+                                        count_intersections=count_intersections)
     job = NavigationJob(agent, str(data.resolve()), dataset=loaded.name, seed=seed, model=spec, examples=solved,
                         visibility=seen, max_steps=None if agent == "gold" else MAX_STEPS, graph=loaded.graph,
                         shots=shots if retrieved else None, retriever=retrieved, stop_threshold=stop_threshold,
@@ -229,7 +248,7 @@ def navigate(
         store = out / f"{loaded.name}_{split}_{label}"
     config = navigation_config(
         loaded.instances, dataset=loaded.name, split=split, data=str(data.resolve()) if data else None, agent=agent,
-        model=model if agent == "llm" or extract_landmarks else None, base_url=base_url, seed=seed,
+        model=model if prompted or extract_landmarks else None, base_url=base_url, seed=seed,
         landmarks=landmarks, landmarks_file=str(landmarks_file) if landmarks_file else None,
         examples_data=str(examples_data) if examples_data else None, extract_landmarks=extract_landmarks,
         **{name: value for name, value in (("shots", shots if shots != 2 else None), ("retriever", retrieved),
@@ -271,7 +290,7 @@ def show(
     instance = _find(loaded, instance_id)
     out = out if out.suffix else out.with_name(out.name + ".png")  # as draw_route names it
     check_outputs([out], input_files(*_data_files(data)), force)
-    if agent == "llm":
+    if agent in PROMPTED:
         raise SituatedError("navigate show draws the gold, forward or random agent (an LLM episode: use --out "
                             "with navigate and a report)")
     nav_agent = make_agent(agent, graph=loaded.graph, seed=seed)

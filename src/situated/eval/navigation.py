@@ -24,6 +24,7 @@ from ..interpreter import interpret
 from ..planners.nav_baselines import AGENTS, NavAgent, make_agent
 from ..planners.retrieval import make_retriever
 from ..planners.velma import Example
+from ..planners.velma_route import RouteExample, route_example
 from ..program import Call, Program
 from ..trace import ObservationEvent, StepEvent, Trace
 from .episode import Cost, Episode
@@ -129,6 +130,15 @@ def velma_examples(dataset: NavDataset, n: int | None = 2, *, seed: int = 0,
                  for item in chosen)
 
 
+def route_examples(dataset: NavDataset) -> tuple[RouteExample, ...]:
+    """Every training-area route of `dataset` with the counted route its gold path walks (the route agent's
+    example pool, `planners.velma_route`), in id order."""
+    chosen = sorted((i for i in dataset.instances if in_partition(dataset.graph, i)), key=lambda i: i.id)
+    if not chosen:
+        raise DataError(f"{dataset.name} {dataset.split}: no training-area routes for the route agent's examples")
+    return tuple(route_example(dataset.graph, instance) for instance in chosen)
+
+
 def navigation_summary(episodes: Sequence[Episode]) -> dict[str, float | int]:
     """Means over episodes as the papers report them: TC and KPA in percent, SPD in hops, and the count."""
     n = len(episodes)
@@ -196,7 +206,8 @@ class NavigationJob:
     dataset: str | None = None
     seed: int = 0
     model: ModelSpec | None = None
-    examples: tuple[Example, ...] = ()
+    examples: tuple[Example, ...] | tuple[RouteExample, ...] = ()
+    """Solved trajectories (llm agent) or example routes (route agent)."""
     visibility: VisibilitySpec = VisibilitySpec()
     max_steps: int | None = MAX_STEPS
     graph: StreetGraph | None = field(default=None, compare=False, repr=False)

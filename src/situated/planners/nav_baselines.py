@@ -82,13 +82,15 @@ class RandomAgent:
 
 
 #: Agent names `make_agent` knows.
-AGENTS: tuple[str, ...] = ("gold", "forward", "random", "llm")
+AGENTS: tuple[str, ...] = ("gold", "forward", "random", "llm", "route")
 
 
 def make_agent(name: str, **opts: Any) -> NavAgent:
     """Build a navigation agent by name. Options: `graph` (gold), `seed` (random); for llm (VELMA's prompting
     agent, `planners.velma.VelmaAgent`) `llm` (an LLM) and `examples` (solved example trajectories), optionally
-    `shots` with `retriever` (examples retrieved per instance) and `stop_threshold` (stop by p(stop))."""
+    `shots` with `retriever` (examples retrieved per instance) and `stop_threshold` (stop by p(stop)); for route
+    (`planners.velma_route.RouteAgent`: one call writes a counted route) `llm`, `examples` (example routes),
+    `shots` and optionally `retriever`."""
     if name == "gold":
         graph = opts.get("graph")
         if not isinstance(graph, StreetGraph):
@@ -106,4 +108,11 @@ def make_agent(name: str, **opts: Any) -> NavAgent:
             raise SituatedError("the llm agent needs a model (llm=...) and solved examples (examples=...)")
         return VelmaAgent(llm, examples, shots=opts.get("shots"), retriever=opts.get("retriever"),
                           stop_threshold=opts.get("stop_threshold"))
+    if name == "route":
+        from .velma_route import RouteAgent
+
+        llm, examples = opts.get("llm"), opts.get("examples")
+        if llm is None or not examples:
+            raise SituatedError("the route agent needs a model (llm=...) and example routes (examples=...)")
+        return RouteAgent(llm, examples, shots=int(opts.get("shots") or 0), retriever=opts.get("retriever"))
     raise SituatedError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")
