@@ -31,16 +31,6 @@ MODEL = "llamacpp:qwen2.5-coder-0.5b"
 
 
 @pytest.fixture(scope="module")
-def seen(velma_data: Path) -> NavDataset:
-    return load_split(velma_data / "map2seq_seen", "dev")
-
-
-@pytest.fixture(scope="module")
-def dev(velma_data: Path) -> NavDataset:
-    return load_split(velma_data / "map2seq_unseen", "dev")
-
-
-@pytest.fixture(scope="module")
 def examples(seen: NavDataset) -> tuple[Example, ...]:
     return velma_examples(seen, seed=0)
 

@@ -25,16 +25,6 @@ from situated.planners.velma_route import (
 )
 
 
-@pytest.fixture(scope="module")
-def seen(velma_data: Path) -> NavDataset:
-    return load_split(velma_data / "map2seq_seen", "dev")
-
-
-@pytest.fixture(scope="module")
-def dev(velma_data: Path) -> NavDataset:
-    return load_split(velma_data / "map2seq_unseen", "dev")
-
-
 @pytest.mark.parametrize("name", ["map2seq_unseen", "touchdown_unseen"])
 def test_a_gold_route_written_as_a_route_walks_the_gold_path(velma_data: Path, name: str) -> None:
     """Deriving a route and walking it share one way of counting: every derived route, read back from its

@@ -6,8 +6,25 @@ from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..llm.base import LLM, Completion
+from ..llm.base import LLM, Completion, Scores
 from ..program import Program, Statement
+
+
+class ModelUsage:
+    """What an agent's model calls cost so far (the episode runner reads the counters before and after)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.tokens = 0
+        self.prompt_tokens = 0
+        self.seconds = 0.0
+
+    def count(self, answer: Completion | Scores) -> None:
+        """Add one call: its prompt tokens, generated tokens (none for scoring) and seconds."""
+        self.calls += 1
+        self.tokens += getattr(answer, "completion_tokens", 0)
+        self.prompt_tokens += answer.prompt_tokens
+        self.seconds += answer.seconds
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from ..envs.streets.env import NavInstance, Observation
 from ..errors import SituatedError
 from ..llm.base import LLM, ScoringLLM
 from ..program.grammar import gbnf_literal
+from .base import ModelUsage
 from .retrieval import Retriever, nearest
 
 
@@ -82,7 +83,7 @@ def _render_step(step: int, action: str, observation: str) -> str:
     return f"{step}. {action}\n" + (f"{observation}\n" if observation else "")
 
 
-class VelmaAgent:
+class VelmaAgent(ModelUsage):
     """NavAgent that asks `llm` for each next action (VELMA's two-shot prompting agent).
 
     The history shows the action the environment actually executed when the runner reports it with `record`
@@ -121,10 +122,7 @@ class VelmaAgent:
         self.head = render_head(self.examples if retriever is None else (), space)
         self._prompt = self.head
         self._pending = ""
-        self.calls = 0
-        self.tokens = 0
-        self.prompt_tokens = 0
-        self.seconds = 0.0
+        super().__init__()
         self.last_probabilities: dict[str, float] = {}
 
     @property
@@ -171,9 +169,7 @@ class VelmaAgent:
             raise SituatedError(f"{self.llm.uri} cannot score continuations")
         words = [action.name for action in self.space]
         scored = self.llm.score(prompt, [f" {w}" for w in words])
-        self.calls += 1
-        self.seconds += scored.seconds
-        self.prompt_tokens += scored.prompt_tokens
+        self.count(scored)
         top = max(scored.logprobs)
         weights = [math.exp(v - top) for v in scored.logprobs]
         return {w: x / sum(weights) for w, x in zip(words, weights, strict=True)}
@@ -192,10 +188,7 @@ class VelmaAgent:
         answer = self.llm.complete(
             prompt, stop=("\n",), max_tokens=self.max_tokens, temperature=0.0, grammar=self.grammar
         )
-        self.calls += 1
-        self.tokens += answer.completion_tokens
-        self.prompt_tokens += answer.prompt_tokens
-        self.seconds += answer.seconds
+        self.count(answer)
         word = " ".join(answer.text.split()).lower()
         self._pending = word
         return word

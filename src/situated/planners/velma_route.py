@@ -29,6 +29,7 @@ from ..envs.streets.graph import StreetGraph
 from ..envs.streets.oracle import gold_actions
 from ..errors import DataError, SituatedError
 from ..llm.base import LLM
+from .base import ModelUsage
 from .retrieval import Retriever, nearest
 
 MAX_TURNS = 8
@@ -159,7 +160,7 @@ def render_example(directions: str, legs: Sequence[Leg] | None = None) -> str:
     return text + (render_route(legs) + "\n" if legs is not None else "")
 
 
-class RouteAgent:
+class RouteAgent(ModelUsage):
     """NavAgent: one model call per episode writes the route (after `shots` examples, the nearest to the
     directions when a `retriever` is given, nearest last); then each step is counted, not asked."""
 
@@ -175,10 +176,7 @@ class RouteAgent:
         self.grammar = route_grammar()
         self.legs: tuple[Leg, ...] = ()
         self.route_text = ""
-        self.calls = 0
-        self.tokens = 0
-        self.prompt_tokens = 0
-        self.seconds = 0.0
+        super().__init__()
         self._next = 0
         self._tracker = RouteTracker()
         self._last = ""
@@ -199,10 +197,7 @@ class RouteAgent:
     def reset(self, instance: NavInstance) -> None:
         answer = self.llm.complete(self.prompt(instance), stop=("\n\n",), max_tokens=self.max_tokens,
                                    temperature=0.0, grammar=self.grammar)
-        self.calls += 1
-        self.tokens += answer.completion_tokens
-        self.prompt_tokens += answer.prompt_tokens
-        self.seconds += answer.seconds
+        self.count(answer)
         self.route_text = answer.text
         legs = parse_route(answer.text)
         if not legs or legs[-1].action != "stop":  # cut off by max_tokens: stop at the next intersection
