@@ -129,7 +129,9 @@ def test_route_agent_writes_one_route_per_episode_and_walks_it(
     config = json.loads((store / "run.json").read_text())["config"]
     assert config["agent"] == "route" and config["shots"] == 5 and config["retriever"] == "bm25"
     for line in (store / "episodes.jsonl").read_text().splitlines():
-        assert json.loads(line)["details"]["pano_path"][-1] == "B"
+        record = json.loads(line)
+        assert record["details"]["pano_path"][-1] == "B"
+        assert record["cost"]["calls"] == 1 and record["cost"]["prompt_tokens"] == llm.prompt_tokens
     # the seen sibling's three training-area routes are the pool (fewer than 5), less the one with the task's id
     assert [p.count("Directions:") for p in llm.prompts] == [3, 3, 3]
 
