@@ -67,6 +67,14 @@ def test_anything_but_route_lines_is_refused_with_its_line(text: str) -> None:
     assert not accepts(route_grammar(), text + "\n")
 
 
+def test_prose_around_a_route_is_passed_over_by_the_agent(dev: NavDataset) -> None:
+    """A server model may ignore the grammar: the agent reads the route lines and nothing else."""
+    llm = ScriptedLLM(["Sure! Here is the route:\nleft at intersection 1\nprint('hi')\nstop at intersection 1\n"])
+    agent = RouteAgent(llm, [], shots=0)
+    navigation_episode(StreetEnv(dev.graph), agent, dev.instances[0])
+    assert agent.legs == (Leg("left", 1, 0), Leg("stop", 1, 0))
+
+
 def test_the_grammar_allows_only_bounded_routes_that_end_in_a_stop() -> None:
     grammar = route_grammar(max_turns=2)
     assert accepts(grammar, "left at intersection 1\nright at intersection 12\nstop 5 steps after the turn\n")

@@ -72,9 +72,10 @@ def render_route(legs: Sequence[Leg]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def parse_route(text: str) -> tuple[Leg, ...]:
-    """The legs of a written route, up to and including the first stop; DataError naming the first line that is
-    not a route line. A route without a stop line is returned as far as it goes."""
+def parse_route(text: str, *, strict: bool = True) -> tuple[Leg, ...]:
+    """The legs of a written route, up to and including the first stop. `strict`: DataError naming the first
+    line that is not a route line; otherwise such lines are passed over (a server model that ignores the
+    grammar may add prose). A route without a stop line is returned as far as it goes."""
     legs: list[Leg] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = " ".join(raw.split())
@@ -82,7 +83,9 @@ def parse_route(text: str) -> tuple[Leg, ...]:
             continue
         match = _LINE.match(line)
         if match is None:
-            raise DataError(f"route line {number}: not a route line: {line[:60]!r}")
+            if strict:
+                raise DataError(f"route line {number}: not a route line: {line[:60]!r}")
+            continue
         count = match["at"] or match["after"] or "0"
         legs.append(Leg(match["action"], min(int(count), MAX_COUNT), min(int(match["steps"] or 0), MAX_COUNT)))
         if legs[-1].action == "stop":
@@ -199,7 +202,7 @@ class RouteAgent(ModelUsage):
                                    temperature=0.0, grammar=self.grammar)
         self.count(answer)
         self.route_text = answer.text
-        legs = parse_route(answer.text)
+        legs = parse_route(answer.text, strict=False)
         if not legs or legs[-1].action != "stop":  # cut off by max_tokens: stop at the next intersection
             legs = (*legs, Leg("stop", 1, 0))
         self.legs = legs
