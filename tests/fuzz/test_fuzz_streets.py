@@ -120,3 +120,30 @@ def test_instance_files(data: st.DataObject, fuzz: SimpleNamespace, no_hang: Gua
             outcome(lambda: navigate(loaded))
         else:
             assert isinstance(loaded, DataError) and "dev.json" in str(loaded)
+
+
+ROUTE_WORDS = st.sampled_from(["left", "right", "turn_around", "stop", "at", "intersection", "the", "turn", "start",
+                               "steps", "step", "after", "0", "1", "7", "59", "60", "999999999999", "-1", "\n",
+                               "import os", "__import__('os')", "é", "\x00"])
+
+
+@given(data=st.data())
+def test_any_route_text_is_read_into_bounded_legs_or_one_line_error(no_hang: Guard, data: st.DataObject) -> None:
+    """Model-written route text: the tolerant reader never fails and keeps counts within MAX_COUNT with at most
+    one stop, last; the strict reader gives the same legs or a DataError naming the line."""
+    from situated.planners.velma_route import MAX_COUNT, parse_route
+
+    line = st.builds("{} {}".format, st.sampled_from(["left", "right", "turn_around", "stop", "Stop", "go"]),
+                     st.sampled_from(["at intersection 2", "at the start", "3 steps after the turn", "1 step after "
+                                      "intersection 99999", "0 steps after the start", "at intersection", "now"]))
+    lines = st.lists(line | st.lists(ROUTE_WORDS, max_size=8).map(" ".join), max_size=12).map("\n".join)
+    text = data.draw(lines | st.text(max_size=200))
+    with no_hang(5.0):
+        legs = parse_route(text, strict=False)
+        strict = outcome(lambda: parse_route(text))
+    assert all(0 <= leg.intersections <= MAX_COUNT and 0 <= leg.steps <= MAX_COUNT for leg in legs)
+    assert [leg.action for leg in legs].count("stop") <= 1 and all(leg.action != "stop" for leg in legs[:-1])
+    if isinstance(strict, DataError):
+        assert str(strict).startswith("route line ") and "\n" not in str(strict)
+    else:
+        assert strict == legs
