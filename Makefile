@@ -21,6 +21,9 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet -e '.[test]'
 	# VirtualHome's own executor, used only by tests and benchmarks to check our simulator against it.
 	$(BIN)/pip install --quiet --no-deps eai-eval==1.0.5
+	# EAI's 1.0.4 evaluator (the published table's), in its own venv in the user cache: both versions install
+	# the package virtualhome_eval, so they cannot share .venv.
+	sh benchmarks/eai_setup_104.sh
 	touch $@
 
 demo: .stamp-demo

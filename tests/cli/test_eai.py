@@ -58,7 +58,7 @@ def test_worker_processes_give_the_same_answers_and_verdicts(tmp_path: Path, cap
 
 @pytest.mark.parametrize(("option", "value", "needle"), [
     ("--task", "goal_interpretation", "--task"), ("--protocol", "2.0", "protocol"), ("--limit", "0", "--limit"),
-    ("--repairs", "-1", "--repairs")])
+    ("--repairs", "-1", "--repairs"), ("--also-score", "1.0.5", "--also-score"), ("--also-score", "2", "protocol")])
 def test_bad_options_are_one_line(option: str, value: str, needle: str, capsys: pytest.CaptureFixture,
                                   tmp_path: Path) -> None:
     assert main(["eval", "eai", option, value, "--out", str(tmp_path / "o"), "--cassette", str(CASSETTE)]) == 2
@@ -123,3 +123,35 @@ def test_worked_examples_get_a_context_that_holds_the_longest_task(monkeypatch: 
     longest = max(load_tasks(), key=lambda t: len(t.prompt("1.0.5")))
     prompt = model_prompt(ScriptedLLM([], uri="llamacpp:qwen2.5-coder-1.5b"), longest, "1.0.5", shots=2)
     assert len(prompt) / 2.5 < cli.SHOTS_CONTEXT - 768     # generous: Qwen averages over 3 characters a token
+
+
+def test_the_same_answers_are_also_scored_by_the_104_evaluator(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    """`--also-score 1.0.4`: the run's 1.0.5 answers, rewritten names only, judged by the published table's
+    evaluator (no model call); where every named object is the last listed of its name the verdicts agree."""
+    from situated.datasets.eai_actions import load_tasks
+    from situated.eval.eai import isolated_env_dir
+
+    if not (isolated_env_dir() / "bin" / "python").exists():
+        pytest.skip("the 1.0.4 evaluator is not set up: sh benchmarks/eai_setup_104.sh")
+    out = tmp_path / "o"
+    args = ["eval", "eai", "--limit", "6", "--model", "llamacpp:qwen2.5-coder-1.5b", "--cassette", str(CASSETTE),
+            "--out", str(out), "--json", "--also-score", "1.0.4"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads(printed.strip().splitlines()[-1])
+    also = summary["also_scored"]
+    assert also["evaluator"] == "eai-eval 1.0.4" and also["tasks"] == 6 and summary["tasks"] == 6
+    assert f"The same answers under 1.0.4: SR {also['sr']}  ESR {also['esr']}" in printed
+    written = json.loads(next((out / "evaluator-1.0.4").rglob("*_outputs.json")).read_text())
+    tasks = {t.task_id: t for t in load_tasks()}
+    records = {r["task"]: r for r in map(json.loads, (out / "episodes.jsonl").read_text().splitlines())}
+    info = json.loads((out / "evaluator-1.0.4" / "per_task.json").read_text())
+    for item in written:
+        task, text = tasks[item["identifier"]], item["llm_output"]
+        assert not any(char.isdigit() for char in text)      # names only
+        steps = records[item["identifier"]]["details"]["steps"]
+        ids = [int(s.rsplit("(", 1)[1].rstrip(")")) for s in steps]
+        if all(task.names_only_id(task.name_of(i)) == i for i in ids):   # nothing changes object: same verdict
+            record, verdict = records[item["identifier"]], info[item["identifier"]]
+            assert (verdict["executable"], verdict["error_type"]) == \
+                (record["metrics"]["executable"], record["details"]["error_type"])

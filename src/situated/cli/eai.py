@@ -38,6 +38,9 @@ def eval_eai(
     shots: Annotated[int, typer.Option(
         "--shots", help="Project-written worked examples (0-2) before each prompt, as earlier turns; 0: EAI's "
                         "prompt alone, as published.")] = 0,
+    also_score: Annotated[str | None, typer.Option(
+        "--also-score", help="Also score the same answers, rewritten for the other protocol, with its evaluator "
+                             "(1.0.4: names only, the published table's evaluator; no model call).")] = None,
     limit: Annotated[int | None, typer.Option(help="Only the first N of the 305 scored tasks.")] = None,
     base_url: BaseUrlOpt = None,
     threads: ThreadsOpt = None,
@@ -52,11 +55,18 @@ def eval_eai(
 ) -> None:
     """Evaluate a model on EAI's VirtualHome action sequencing with EAI's own evaluator (SR, ESR, errors)."""
     from ..datasets.eai_actions import check_protocol, load_tasks
-    from ..eval.eai_episodes import eai_config, evaluate_eai, mode
+    from ..eval.eai_episodes import eai_config, evaluate_eai, mode, rescore
 
     if task not in TASKS:
         raise SituatedError(f"--task must be one of {', '.join(TASKS)}, not {task!r}")
     check_protocol(protocol)
+    if also_score is not None:
+        check_protocol(also_score)
+        if also_score == protocol:
+            raise SituatedError(f"--also-score {also_score} is the run's own --protocol")
+        from ..eval.eai import evaluator_python
+
+        evaluator_python(also_score)   # before any model call: says how to set up a missing evaluator
     if limit is not None and limit < 1:
         raise SituatedError(f"--limit must be >= 1, got {limit}")
     if repairs < 0:
@@ -86,18 +96,31 @@ def eval_eai(
                                          workdir=out / "evaluator", on_progress=on_progress, seed=seed,
                                          approach=approach, shots=shots, executor=runner)
     m = verdict.metrics
-    table = Table(title=f"EAI action sequencing, {protocol}, {title}, {model} ({m['tasks']} tasks)")
-    for column in ("SR %", "ESR %", *(name.replace("_", " ") + " %" for name in BREAKDOWN)):
+    also = rescore(episodes, tasks, protocol, also_score, workdir=out / f"evaluator-{also_score}") \
+        if also_score is not None else None
+    table = Table(title=f"EAI action sequencing, {title}, {model} ({m['tasks']} tasks)")
+    for column in ("evaluator", "SR %", "ESR %", *(name.replace("_", " ") + " %" for name in BREAKDOWN)):
         table.add_column(column, justify="right")
-    table.add_row(*(("-" if m.get(k) is None else f"{m[k]:.1f}") for k in ("sr", "esr", *BREAKDOWN)))
+    rows = [(f"{protocol} (the run's)", m)]
+    if also is not None:
+        rows.append((f"{also.protocol} (same answers, rewritten)", also.verdict.metrics))
+    for name, metrics in rows:
+        table.add_row(name, *(("-" if metrics.get(k) is None else f"{metrics[k]:.1f}")
+                              for k in ("sr", "esr", *BREAKDOWN)))
     console = Console(highlight=False)
     console.print(table)
     tokens = sum(e.cost.tokens for e in episodes)
     calls = sum(e.cost.calls for e in episodes)
     console.print(f"EAI's evaluator: SR {m['sr']}  ESR {m['esr']}  ({m['evaluator']}; {calls} model calls, "
                   f"{tokens} generated tokens) → {out}")
+    if also is not None:
+        a = also.verdict.metrics
+        console.print(f"The same answers under {also.protocol}: SR {a['sr']}  ESR {a['esr']}  ({a['evaluator']}; "
+                      f"{also.kept} answers not rewritable, scored as written)")
     if as_json:
         print(json.dumps({**m, "mode": mode(repairs), "approach": approach, "shots": shots, "model": model,
                           "calls": calls, "tokens": tokens,
                           "prompt_tokens": sum(e.cost.prompt_tokens for e in episodes),
-                          "seconds": round(sum(e.cost.seconds for e in episodes), 1), "out": str(out)}))
+                          "seconds": round(sum(e.cost.seconds for e in episodes), 1), "out": str(out),
+                          **({"also_scored": {**also.verdict.metrics, "kept_as_written": also.kept}}
+                             if also is not None else {})}))

@@ -9,15 +9,16 @@ reports them. Both run EAI's evaluator in a subprocess with PYTHONHASHSEED pinne
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..datasets.eai_actions import EaiTask
-from ..errors import SituatedError
+from ..errors import ParseError, SituatedError
 from ..llm.base import LLM
-from ..planners.eai import plan_grounded, plan_task
+from ..planners.eai import convert_answer, plan_grounded, plan_task
 from .eai import EaiEvaluation, evaluate
 from .eai_check import scene_checker
 from .episode import Cost, Episode
@@ -122,3 +123,37 @@ def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM | ModelSpec, protocol: str, 
         episodes = run_episodes(tasks, 1, job, store, executor=executor, on_progress=on_progress)
     answers = {e.task: str(e.details["answer"]) for e in episodes}
     return episodes, evaluate(answers, protocol, workdir=workdir / "all")
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """The same answers judged under another protocol: EAI's verdict, and how many answers could not be
+    rewritten (kept as written, so that evaluator scores them as it finds them)."""
+
+    protocol: str
+    verdict: EaiEvaluation
+    kept: int
+
+
+def rescore(episodes: Sequence[Episode], tasks: Sequence[EaiTask], source: str, target: str, *,
+            workdir: Path) -> Rescored:
+    """Score a run's stored answers (written under `source`) with `target`'s evaluator, each answer rewritten
+    into `target`'s format (1.0.5 name+id → 1.0.4 names only, or back). No model call: the answers are the
+    run's own. Under 1.0.4 a bare name means the last listed object of that name, so an answer that acted on
+    another object of a repeated name acts on the last one there, as a names-only answer would. EAI's verdict on
+    each task goes to `workdir/per_task.json`."""
+    if source == target:
+        raise SituatedError(f"--also-score {target} is the run's own protocol")
+    by_id = {t.task_id: t for t in tasks}
+    answers: dict[str, str] = {}
+    kept = 0
+    for episode in episodes:
+        text = str(episode.details["answer"])
+        try:
+            answers[episode.task] = convert_answer(text, by_id[episode.task], source, target)
+        except ParseError:   # EAI cannot read it in either format: it stays a parsing error
+            answers[episode.task] = text
+            kept += 1
+    verdict = evaluate(answers, target, workdir=workdir)
+    (workdir / "per_task.json").write_text(json.dumps(verdict.per_task, indent=1, sort_keys=True) + "\n")
+    return Rescored(target, verdict, kept)
