@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from situated.datasets.map2seq import load_split
 from situated.envs.streets.env import NavInstance, StreetEnv
 from situated.eval.navigation import in_partition, navigation_episode
-from situated.planners.velma_route import Leg, RouteAgent, RouteExample, RouteTracker, route_example
+from situated.planners.velma_route import Leg, RouteAgent, RouteExample, route_example
 
 
 class GivenRoute(RouteAgent):
@@ -35,10 +35,7 @@ class GivenRoute(RouteAgent):
         self.routes = routes
 
     def reset(self, instance: NavInstance) -> None:
-        self.legs = self.routes[instance.id]
-        self._next = 0
-        self._tracker = RouteTracker()
-        self._last = "forward" if instance.forced_first_forward else ""
+        self.start(self.routes[instance.id], instance)
 
 
 def completion_rate(env: StreetEnv, instances: list[NavInstance], examples: Mapping[str, RouteExample],

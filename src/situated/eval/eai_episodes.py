@@ -143,7 +143,7 @@ def rescore(episodes: Sequence[Episode], tasks: Sequence[EaiTask], source: str, 
     another object of a repeated name acts on the last one there, as a names-only answer would. EAI's verdict on
     each task goes to `workdir/per_task.json`."""
     if source == target:
-        raise SituatedError(f"--also-score {target} is the run's own protocol")
+        raise SituatedError(f"the answers are already in {target}'s format: nothing to rescore")
     by_id = {t.task_id: t for t in tasks}
     answers: dict[str, str] = {}
     kept = 0

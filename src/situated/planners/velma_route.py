@@ -205,7 +205,11 @@ class RouteAgent(ModelUsage):
         legs = parse_route(answer.text, strict=False)
         if not legs or legs[-1].action != "stop":  # cut off by max_tokens: stop at the next intersection
             legs = (*legs, Leg("stop", 1, 0))
-        self.legs = legs
+        self.start(legs, instance)
+
+    def start(self, legs: Sequence[Leg], instance: NavInstance) -> None:
+        """Walk `legs` from `instance`'s start (the counting begins again)."""
+        self.legs = tuple(legs)
         self._next = 0
         self._tracker = RouteTracker()
         self._last = "forward" if instance.forced_first_forward else ""
