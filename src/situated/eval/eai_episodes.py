@@ -18,7 +18,7 @@ from typing import Any
 from ..datasets.eai_actions import EaiTask
 from ..errors import ParseError, SituatedError
 from ..llm.base import LLM
-from ..planners.eai import convert_answer, plan_grounded, plan_task
+from ..planners.eai import APPROACH, convert_answer, plan_grounded, plan_task
 from .eai import EaiEvaluation, evaluate
 from .eai_check import scene_checker
 from .episode import Cost, Episode
@@ -98,8 +98,9 @@ def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM | ModelSpec, protocol: str, 
     """Answer every task (resuming from the results store `out`), then score all answers with EAI's evaluator.
 
     `llm` is an open model (episodes in this process) or a `ModelSpec` that `executor`'s workers open (an
-    `EaiJob`: worker processes, a Ray cluster). `approach` and `shots` (project examples before each prompt) are
-    part of the store's configuration only when on, so stores written without them still resume.
+    `EaiJob`: worker processes, a Ray cluster). `approach` (recorded as the grammar's `APPROACH`) and `shots`
+    (project examples before each prompt) are part of the store's configuration only when on, so stores written
+    without them still resume.
     """
     if repairs < 0:
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
@@ -117,7 +118,7 @@ def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM | ModelSpec, protocol: str, 
             return lambda task, run: eai_episode(task, run, model, protocol, repairs=repairs, workdir=workdir,
                                                  **options)
 
-    key = {**config, "protocol": protocol, "repairs": repairs, **({"approach": True} if approach else {}),
+    key = {**config, "protocol": protocol, "repairs": repairs, **({"approach": APPROACH} if approach else {}),
            **({"shots": shots} if shots else {})}
     with ResultsStore(out, key, system="eai") as store:
         episodes = run_episodes(tasks, 1, job, store, executor=executor, on_progress=on_progress)

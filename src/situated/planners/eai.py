@@ -36,6 +36,7 @@ import json
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from situated.actions import VIRTUALHOME_SPACE
 from situated.datasets.eai_actions import (
@@ -353,23 +354,34 @@ NEAR = frozenset({"GRAB", "OPEN", "CLOSE", "SWITCHON", "SWITCHOFF", "WIPE", "TOU
 """Check `_is_character_close_to(object)` in VirtualHome's executor (virtualhome_eval's evolving graph)."""
 NEAR_DESTINATION = frozenset({"PUTBACK", "PUTIN", "POUR"})
 """Check closeness to the destination (second object); the first must be held (not tracked)."""
+APPROACH = "near+held"
+"""What `approach_grammar` tracks, as a results store records it (stores of the first grammar, which did not
+track holding, recorded `true`)."""
+HELD = frozenset({"DRINK", "READ"})
+"""Need the object in a hand (`_find_holding_hand`): only what the answer grabbed before (no EAI task starts
+with the character holding anything)."""
+MAX_TRACKED = 3
+"""Grabbable objects whose holding the grammar tracks (each set of them held is a copy of the states); HELD
+actions on further ones stay free. EAI's tasks have at most 2 grabbable objects that DRINK or READ take."""
 ROOMS = frozenset({"bathroom", "bedroom", "kitchen", "living_room", "livingroom", "dining_room", "home_office"})
 """Walking to a room brings the character close to nothing (WalkExecutor adds CLOSE only for non-room nodes)."""
 
 
 def approach_grammar(task: EaiTask, protocol: str, actions: Sequence[EaiAction] | None = None, *,
                      typed: bool = True) -> str:
-    """GBNF of a whole answer that acts only on what the character has approached (EAI's notes 5 and 8).
+    """GBNF of a whole answer that acts only on what the character has approached or holds (EAI's notes 5, 8).
 
     A regular state machine, one pair of rules per state (`q ::= steps allowed there`, `q-next ::= end | , q`):
     `start` (standing, close to nothing known, also after walking to a room), `n<i>` (standing, close to object
     i: after WALK/RUN/FIND to it), `f<i>` (standing, facing i: after TURNTO; where it was close is forgotten),
     `s<i>` (sitting/lying on i: no more movement, see SEATS), `t<i>` / `tnone` (seated, facing i / facing
     nothing lookable). NEAR actions take only the object close by, NEAR_DESTINATION only it as destination,
-    LOOKS only the object faced; the rest (DRINK, READ, PUTON, PUTOFF, DROP, GREET: held objects or none
-    checked) any object, as typed. What the character holds is not tracked (a set of held objects would
-    multiply the states). STANDUP is left out: EAI's parser drops it. Shared rules (`go`, `turn`) keep the
-    size linear in the number of objects; the step count is bounded by `max_tokens` only.
+    LOOKS only the object faced, HELD only an object grabbed before: every state has one copy per set of
+    grabbed objects (suffix `-k<ids>`), and GRAB moves to the copy that adds its object. Releases are not
+    tracked (a dropped cup still counts as held), so the grammar never refuses a plan the executor could run.
+    The rest (PUTON, PUTOFF, DROP, GREET: held objects or none checked) take any object, as typed. STANDUP is
+    left out: EAI's parser drops it. Shared rules (`go`, `turn`, per copy) keep the size linear in the number of
+    objects for each copy; the step count is bounded by `max_tokens` only.
     """
     check_protocol(protocol)
     actions = [a for a in (task_actions(task, protocol) if actions is None else actions) if a.arity > 0]
@@ -392,54 +404,68 @@ def approach_grammar(task: EaiTask, protocol: str, actions: Sequence[EaiAction] 
         return f'{head_rule(found)} {literal[i]} "]"' if found else None
 
     bodies: dict[str, list[str]] = {}   # state -> options (each: a step, then the state's continuation)
-
-    def state(name: str, options: list[str]) -> None:
-        bodies[name] = options
-
     ids = [o.id for o in objects]
     rooms = {o.id for o in objects if o.name in ROOMS}
     look = {i: on(LOOKS, i) for i in ids}
-    go, turn, turn_seated = [], [], []
-    for i in ids:
-        if (move := on(MOVES, i)) is not None:
-            go.append(f"({move}) {'start' if i in rooms else f'n{i}'}-next")
-        if (face := on(TURNS, i)) is not None:
-            turn.append(f"({face}) {f'f{i}' if look[i] else 'start'}-next")
-            turn_seated.append(f"({face}) {f't{i}' if look[i] else 'tnone'}-next")
-    free_names = {a.name for a in actions} - MOVES - TURNS - LOOKS - NEAR - NEAR_DESTINATION
-    free = _call_bodies(task, protocol, [a for a in actions if a.name in free_names], typed, (), ())
-    if go:
-        rules["go"] = " | ".join(go)
-    if turn:
-        rules["turn"] = " | ".join(turn)
-        rules["turnseated"] = " | ".join(turn_seated)
+    holdable = [i for i in ids if heads(HELD, 0, i) and heads({"GRAB"}, 0, i)]
+    tracked, untracked = holdable[:MAX_TRACKED], holdable[MAX_TRACKED:]
+    free_names = {a.name for a in actions} - MOVES - TURNS - LOOKS - NEAR - NEAR_DESTINATION - HELD
+    free = [*_call_bodies(task, protocol, [a for a in actions if a.name in free_names], typed, (), ()),
+            *(body for i in untracked if (body := on(HELD, i)) is not None)]
     if free:
         rules["free"] = " | ".join(f"({b})" for b in free)
 
-    def common(name: str, seated: bool) -> list[str]:
-        options = [] if seated else [r for r in ("go", "turn") if r in rules]
-        if seated and "turnseated" in rules:
-            options.append("turnseated")
-        if "free" in rules:
-            options.append(f"free {name}-next")
-        return options
+    def suffix(held: frozenset[int]) -> str:
+        return "-k" + "-".join(str(i) for i in sorted(held)) if held else ""
 
-    state("start", common("start", False))
-    state("tnone", common("tnone", True))
-    for i in ids:
-        act = on(NEAR - SEATS, i)
-        seat = on(SEATS, i)
-        dest = [f'{h} {_alternatives([literal[j] for j in admits[a][0] if j != i])} ", " {literal[i]} "]"'
-                for a in sorted(NEAR_DESTINATION) for h in heads({a}, 1, i) if admits[a][0] - {i}]
-        here = [b for b in (act, *dest) if b is not None]
-        if i not in rooms:
-            state(f"n{i}", [*common(f"n{i}", False), *(f"({b}) n{i}-next" for b in here),
-                            *([f"({seat}) s{i}-next"] if seat else [])])
-        if seat:
-            state(f"s{i}", [*common(f"s{i}", True), *(f"({b}) s{i}-next" for b in here)])
-        if look[i]:
-            state(f"f{i}", [*common(f"f{i}", False), f"({look[i]}) f{i}-next"])
-            state(f"t{i}", [*common(f"t{i}", True), f"({look[i]}) t{i}-next"])
+    def copy(held: frozenset[int]) -> None:
+        """The states (and their shared rules) while the objects `held` have been grabbed."""
+        k = suffix(held)
+        go = [f"({move}) {'start' if i in rooms else f'n{i}'}{k}-next" for i in ids
+              if (move := on(MOVES, i)) is not None]
+        faces = [(i, face) for i in ids if (face := on(TURNS, i)) is not None]
+        turn = [f"({face}) {f'f{i}' if look[i] else 'start'}{k}-next" for i, face in faces]
+        turn_seated = [f"({face}) {f't{i}' if look[i] else 'tnone'}{k}-next" for i, face in faces]
+        use = [body for i in sorted(held) if (body := on(HELD, i)) is not None]
+        for name, options in ((f"go{k}", go), (f"turn{k}", turn), (f"turnseated{k}", turn_seated),
+                              (f"use{k}", use)):
+            if options:
+                rules[name] = " | ".join(f"({o})" if name.startswith("use") else o for o in options)
+
+        def common(state: str, seated: bool) -> list[str]:
+            options = [] if seated else [r for r in (f"go{k}", f"turn{k}") if r in rules]
+            if seated and f"turnseated{k}" in rules:
+                options.append(f"turnseated{k}")
+            options += [f"{r} {state}-next" for r in ("free", f"use{k}") if r in rules]
+            return options
+
+        def here(i: int, state: str) -> list[str]:
+            """Steps on object i while close to it (`state` is where they leave the character)."""
+            grab = i in tracked and i not in held
+            act = on(NEAR - SEATS - ({"GRAB"} if grab else set()), i)
+            dest = [f'{h} {_alternatives([literal[j] for j in admits[a][0] if j != i])} ", " {literal[i]} "]"'
+                    for a in sorted(NEAR_DESTINATION) for h in heads({a}, 1, i) if admits[a][0] - {i}]
+            steps = [f"({b}) {state}{k}-next" for b in (act, *dest) if b is not None]
+            if grab and (taken := on({"GRAB"}, i)) is not None:
+                steps.append(f"({taken}) {state}{suffix(held | {i})}-next")
+            return steps
+
+        bodies[f"start{k}"] = common(f"start{k}", False)
+        bodies[f"tnone{k}"] = common(f"tnone{k}", True)
+        for i in ids:
+            seat = on(SEATS, i)
+            if i not in rooms:
+                bodies[f"n{i}{k}"] = [*common(f"n{i}{k}", False), *here(i, f"n{i}"),
+                                      *([f"({seat}) s{i}{k}-next"] if seat else [])]
+            if seat:
+                bodies[f"s{i}{k}"] = [*common(f"s{i}{k}", True), *here(i, f"s{i}")]
+            if look[i]:
+                bodies[f"f{i}{k}"] = [*common(f"f{i}{k}", False), f"({look[i]}) f{i}{k}-next"]
+                bodies[f"t{i}{k}"] = [*common(f"t{i}{k}", True), f"({look[i]}) t{i}{k}-next"]
+
+    for size in range(len(tracked) + 1):
+        for held in combinations(tracked, size):
+            copy(frozenset(held))
     if not bodies["start"]:
         raise ValueError(f"task {task.task_id}: no action can be written over its objects")
     lines = ['root ::= "{\\n  " start']
