@@ -173,12 +173,14 @@ def test_approach_grammar_acts_only_on_what_was_approached(tasks) -> None:
 CUP, HAIR = ("cup", "1000"), ("hair", "2009")
 
 
-def test_approach_grammar_drinks_and_reads_only_what_was_grabbed(tasks) -> None:
-    drink = tasks["26_1"]   # Drink: couch, faucet, cup (DRINK takes it), hair, television
+def test_approach_grammar_drinks_reads_drops_and_puts_only_what_was_grabbed(tasks) -> None:
+    drink = tasks["26_1"]   # Drink: couch, faucet, cup (DRINK takes it), hair, television; GRAB takes cup, hair
     grammar = answer_grammar(drink, "1.0.5", approach=True)
     good = [
         _answer(("WALK", *CUP), ("GRAB", *CUP), ("DRINK", *CUP)),
         _answer(("FIND", *CUP), ("GRAB", *CUP), ("WALK", *COUCH), ("SIT", *COUCH), ("DRINK", *CUP)),  # still held
+        _answer(("WALK", *CUP), ("GRAB", *CUP), ("WALK", *COUCH), ("PUTBACK", *CUP, *COUCH)),
+        _answer(("WALK", *CUP), ("GRAB", *CUP), ("WALK", *HAIR), ("GRAB", *HAIR), ("DROP", *HAIR), ("DRINK", *CUP)),
         _answer(("WALK", *CUP), ("GRAB", *CUP), ("DROP", *CUP), ("DRINK", *CUP)),  # releases are not tracked
     ]
     for answer in good:
@@ -186,12 +188,14 @@ def test_approach_grammar_drinks_and_reads_only_what_was_grabbed(tasks) -> None:
     bad = [
         _answer(("DRINK", *CUP)),                                         # all 44 Drink/Read book failures
         _answer(("WALK", *CUP), ("DRINK", *CUP)),                         # close to it is not holding it
+        _answer(("DROP", *CUP)),                                          # what the model wrote instead
         _answer(("WALK", *HAIR), ("GRAB", *HAIR), ("DRINK", *CUP)),       # holding something else
+        _answer(("WALK", *HAIR), ("GRAB", *HAIR), ("WALK", *COUCH), ("PUTBACK", *CUP, *COUCH)),
         _answer(("WALK", *CUP), ("GRAB", *CUP), ("DRINK", *HAIR)),        # typed: hair is not drinkable
     ]
     for answer in bad:
         assert not accepts(grammar, answer), answer
-    work = tasks["93_2"]    # READ takes check (1000) and homework (1001), both grabbable: both tracked
+    work = tasks["93_2"]    # READ takes check (1000) and homework (1001), both grabbable
     grammar = answer_grammar(work, "1.0.5", approach=True)
     check, homework = ("check", "1000"), ("homework", "1001")
     assert accepts(grammar, _answer(("WALK", *check), ("GRAB", *check), ("WALK", *homework), ("GRAB", *homework),
@@ -201,20 +205,23 @@ def test_approach_grammar_drinks_and_reads_only_what_was_grabbed(tasks) -> None:
                    '{\n  "WALK": ["cup"],\n  "GRAB": ["cup"],\n  "DRINK": ["cup"]\n}')
 
 
-def test_approach_grammar_stays_linear_in_the_objects(tasks) -> None:
+def test_approach_grammar_stays_linear_in_the_objects_per_copy(tasks) -> None:
     sizes = []
     for task in tasks.values():   # 1.0.5 (1.0.4 admits one object per name: never more)
         grammar = answer_grammar(task, "1.0.5", approach=True)
         rules = [line for line in grammar.splitlines() if "::=" in line]
-        copies = sum(1 for line in rules if re.match(r"start(-k[\d-]+)? ::=", line))   # one per set held
-        assert copies <= 4, task.task_id   # EAI's tasks: at most 2 grabbable objects to drink or read
+        copies = sum(1 for line in rules if re.match(r"start(-g(m|\d+))? ::=", line))   # nothing, one, more grabbed
+        if task.task_id == "26_1":   # cup and hair grabbable: nothing, cup, hair, both grabbed
+            assert {line.split(" ::=")[0] for line in rules if line.startswith("start")} == {
+                "start", "start-g1000", "start-g2009", "start-gm", "start-next", "start-g1000-next",
+                "start-g2009-next", "start-gm-next"}
         sizes.append((len(rules), len(task.objects), copies, task.task_id))
         assert len(rules) <= copies * (10 * len(task.objects) + 10), (task.task_id, len(rules))
     most = max(sizes)
     print(f"approach grammar: at most {most[0]} rules ({most[3]}, {most[1]} objects, {most[2]} copies) over "
           f"{len(tasks)} tasks; copies: {sorted({s[2] for s in sizes})}")
     assert max(s[1] for s in sizes) >= 28   # the largest tasks list about 30 objects
-    assert {s[2] for s in sizes} == {1, 2, 4}
+    assert max(s[2] for s in sizes) == 12   # 601_2: 10 grabbable objects
 
 
 def _model_file() -> Path:

@@ -36,7 +36,6 @@ import json
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 
 from situated.actions import VIRTUALHOME_SPACE
 from situated.datasets.eai_actions import (
@@ -353,35 +352,35 @@ NEAR = frozenset({"GRAB", "OPEN", "CLOSE", "SWITCHON", "SWITCHOFF", "WIPE", "TOU
                   "WASH", "RINSE", "SCRUB", "SQUEEZE", "CUT", "EAT", "PLUGIN", "PLUGOUT"}) | SEATS
 """Check `_is_character_close_to(object)` in VirtualHome's executor (virtualhome_eval's evolving graph)."""
 NEAR_DESTINATION = frozenset({"PUTBACK", "PUTIN", "POUR"})
-"""Check closeness to the destination (second object); the first must be held (not tracked)."""
+"""Check closeness to the destination (second object); the first must be held (`_find_holding_hand`)."""
 APPROACH = "near+held"
 """What `approach_grammar` tracks, as a results store records it (stores of the first grammar, which did not
 track holding, recorded `true`)."""
-HELD = frozenset({"DRINK", "READ"})
-"""Need the object in a hand (`_find_holding_hand`): only what the answer grabbed before (no EAI task starts
-with the character holding anything)."""
-MAX_TRACKED = 3
-"""Grabbable objects whose holding the grammar tracks (each set of them held is a copy of the states); HELD
-actions on further ones stay free. EAI's tasks have at most 2 grabbable objects that DRINK or READ take."""
+HOLDING = frozenset({"DRINK", "READ", "DROP", "PUTON"})
+"""Need their object in a hand (`_find_holding_hand`, `check_drop`, `check_puton`), as NEAR_DESTINATION's first
+object does; no EAI task starts with the character holding anything, so only what the answer grabbed."""
+_MANY = -1
+"""`approach_grammar`'s copy for more than one object grabbed."""
 ROOMS = frozenset({"bathroom", "bedroom", "kitchen", "living_room", "livingroom", "dining_room", "home_office"})
 """Walking to a room brings the character close to nothing (WalkExecutor adds CLOSE only for non-room nodes)."""
 
 
 def approach_grammar(task: EaiTask, protocol: str, actions: Sequence[EaiAction] | None = None, *,
                      typed: bool = True) -> str:
-    """GBNF of a whole answer that acts only on what the character has approached or holds (EAI's notes 5, 8).
+    """GBNF of a whole answer that acts only on what the character has approached or grabbed (EAI's notes 5, 8).
 
     A regular state machine, one pair of rules per state (`q ::= steps allowed there`, `q-next ::= end | , q`):
     `start` (standing, close to nothing known, also after walking to a room), `n<i>` (standing, close to object
     i: after WALK/RUN/FIND to it), `f<i>` (standing, facing i: after TURNTO; where it was close is forgotten),
     `s<i>` (sitting/lying on i: no more movement, see SEATS), `t<i>` / `tnone` (seated, facing i / facing
     nothing lookable). NEAR actions take only the object close by, NEAR_DESTINATION only it as destination,
-    LOOKS only the object faced, HELD only an object grabbed before: every state has one copy per set of
-    grabbed objects (suffix `-k<ids>`), and GRAB moves to the copy that adds its object. Releases are not
-    tracked (a dropped cup still counts as held), so the grammar never refuses a plan the executor could run.
-    The rest (PUTON, PUTOFF, DROP, GREET: held objects or none checked) take any object, as typed. STANDUP is
-    left out: EAI's parser drops it. Shared rules (`go`, `turn`, per copy) keep the size linear in the number of
-    objects for each copy; the step count is bounded by `max_tokens` only.
+    LOOKS only the object faced. What was grabbed is a second component, one copy of the states each: nothing
+    (no suffix; no HOLDING action, no NEAR_DESTINATION), one object g (`-g<g>`: those take g only), or more than
+    one (`-gm`: they take any object, as typed). GRAB on a close object moves between the copies. Releases are
+    not tracked (a dropped cup still counts as grabbed), so the grammar never refuses a plan the executor could
+    run. GREET and PUTOFF (nothing checked) take any object. STANDUP is left out: EAI's parser drops it. Shared
+    rules (`go`, `turn`, per copy) keep each copy linear in the objects; the step count is bounded by
+    `max_tokens` only.
     """
     check_protocol(protocol)
     actions = [a for a in (task_actions(task, protocol) if actions is None else actions) if a.arity > 0]
@@ -407,30 +406,32 @@ def approach_grammar(task: EaiTask, protocol: str, actions: Sequence[EaiAction] 
     ids = [o.id for o in objects]
     rooms = {o.id for o in objects if o.name in ROOMS}
     look = {i: on(LOOKS, i) for i in ids}
-    holdable = [i for i in ids if heads(HELD, 0, i) and heads({"GRAB"}, 0, i)]
-    tracked, untracked = holdable[:MAX_TRACKED], holdable[MAX_TRACKED:]
-    free_names = {a.name for a in actions} - MOVES - TURNS - LOOKS - NEAR - NEAR_DESTINATION - HELD
-    free = [*_call_bodies(task, protocol, [a for a in actions if a.name in free_names], typed, (), ()),
-            *(body for i in untracked if (body := on(HELD, i)) is not None)]
+    grabbable = [i for i in ids if heads({"GRAB"}, 0, i)]
+    free_names = {a.name for a in actions} - MOVES - TURNS - LOOKS - NEAR - NEAR_DESTINATION - HOLDING
+    free = _call_bodies(task, protocol, [a for a in actions if a.name in free_names], typed, (), ())
     if free:
         rules["free"] = " | ".join(f"({b})" for b in free)
+    def copy(held: int | None) -> None:
+        """The states (and their shared rules) while nothing (None), object `held`, or more (_MANY) was grabbed."""
+        k = "" if held is None else "-gm" if held == _MANY else f"-g{held}"
 
-    def suffix(held: frozenset[int]) -> str:
-        return "-k" + "-".join(str(i) for i in sorted(held)) if held else ""
+        def holdable(candidates: Collection[int]) -> list[int]:
+            return [] if held is None else [i for i in ids if i in candidates and held in (_MANY, i)]
 
-    def copy(held: frozenset[int]) -> None:
-        """The states (and their shared rules) while the objects `held` have been grabbed."""
-        k = suffix(held)
+        def grabbed(i: int) -> str:
+            """The copy after GRAB i."""
+            return f"-g{i}" if held is None else k if held in (_MANY, i) else "-gm"
+
         go = [f"({move}) {'start' if i in rooms else f'n{i}'}{k}-next" for i in ids
               if (move := on(MOVES, i)) is not None]
         faces = [(i, face) for i in ids if (face := on(TURNS, i)) is not None]
         turn = [f"({face}) {f'f{i}' if look[i] else 'start'}{k}-next" for i, face in faces]
         turn_seated = [f"({face}) {f't{i}' if look[i] else 'tnone'}{k}-next" for i, face in faces]
-        use = [body for i in sorted(held) if (body := on(HELD, i)) is not None]
+        use = [body for i in holdable(ids) if (body := on(HOLDING, i)) is not None]
         for name, options in ((f"go{k}", go), (f"turn{k}", turn), (f"turnseated{k}", turn_seated),
-                              (f"use{k}", use)):
+                              (f"use{k}", [f"({b})" for b in use])):
             if options:
-                rules[name] = " | ".join(f"({o})" if name.startswith("use") else o for o in options)
+                rules[name] = " | ".join(options)
 
         def common(state: str, seated: bool) -> list[str]:
             options = [] if seated else [r for r in (f"go{k}", f"turn{k}") if r in rules]
@@ -440,14 +441,14 @@ def approach_grammar(task: EaiTask, protocol: str, actions: Sequence[EaiAction] 
             return options
 
         def here(i: int, state: str) -> list[str]:
-            """Steps on object i while close to it (`state` is where they leave the character)."""
-            grab = i in tracked and i not in held
-            act = on(NEAR - SEATS - ({"GRAB"} if grab else set()), i)
-            dest = [f'{h} {_alternatives([literal[j] for j in admits[a][0] if j != i])} ", " {literal[i]} "]"'
-                    for a in sorted(NEAR_DESTINATION) for h in heads({a}, 1, i) if admits[a][0] - {i}]
+            """Steps on object i while close to it (`state`: where they leave the character)."""
+            act = on(NEAR - SEATS - {"GRAB"}, i)
+            dest = [f'{h} {_alternatives([literal[j] for j in firsts])} ", " {literal[i]} "]"'
+                    for a in sorted(NEAR_DESTINATION) for h in heads({a}, 1, i)
+                    if (firsts := holdable(admits[a][0] - {i}))]
             steps = [f"({b}) {state}{k}-next" for b in (act, *dest) if b is not None]
-            if grab and (taken := on({"GRAB"}, i)) is not None:
-                steps.append(f"({taken}) {state}{suffix(held | {i})}-next")
+            if (grab := on({"GRAB"}, i)) is not None:
+                steps.append(f"({grab}) {state}{grabbed(i)}-next")
             return steps
 
         bodies[f"start{k}"] = common(f"start{k}", False)
@@ -463,9 +464,8 @@ def approach_grammar(task: EaiTask, protocol: str, actions: Sequence[EaiAction] 
                 bodies[f"f{i}{k}"] = [*common(f"f{i}{k}", False), f"({look[i]}) f{i}{k}-next"]
                 bodies[f"t{i}{k}"] = [*common(f"t{i}{k}", True), f"({look[i]}) t{i}{k}-next"]
 
-    for size in range(len(tracked) + 1):
-        for held in combinations(tracked, size):
-            copy(frozenset(held))
+    for held in [None, *grabbable, *([_MANY] if len(grabbable) > 1 else [])]:
+        copy(held)
     if not bodies["start"]:
         raise ValueError(f"task {task.task_id}: no action can be written over its objects")
     lines = ['root ::= "{\\n  " start']
