@@ -22,6 +22,7 @@ from situated.planners.velma_route import (
     render_route,
     route_example,
     route_grammar,
+    turn_words,
 )
 
 
@@ -82,6 +83,36 @@ def test_the_grammar_allows_only_bounded_routes_that_end_in_a_stop() -> None:
                                 "stop at intersection 1\n")
     assert not accepts(grammar, "left at intersection 1\n")  # no stop
     assert not accepts(grammar, "stop at intersection 60\n")  # beyond any episode
+
+
+def test_turn_words_are_the_turns_the_directions_name_not_landmark_sides() -> None:
+    assert turn_words("Head straight and take a left at the light. Pass the bank on your right, then make your "
+                      "second right. Turn Left onto 5th Avenue and stop.") == ("left", "right", "left")
+    assert turn_words("Walk past the church on your left and stop at the corner on the right.") == ()
+
+
+def test_the_route_agent_can_follow_the_turn_words(seen: NavDataset, dev: NavDataset) -> None:
+    """The grammar fixes the named turns in order: the model only says where each happens and where to stop."""
+    grammar = route_grammar(turns=("left", "right"))
+    assert accepts(grammar, "left at intersection 2\nright at intersection 1\nstop 3 steps after the turn\n")
+    assert accepts(grammar, "turn_around at the start\nleft at intersection 1\nright at intersection 1\n"
+                            "stop at intersection 1\n")
+    for text in ("right at intersection 1\nleft at intersection 1\nstop at intersection 1\n",   # order
+                 "left at intersection 1\nstop at intersection 1\n",                              # one missing
+                 "left at intersection 1\nright at intersection 1\nleft at intersection 1\nstop at intersection 1\n"):
+        assert not accepts(grammar, text), text
+    with pytest.raises(ValueError, match="left/right"):
+        route_grammar(turns=("left", "up"))
+    instance = next(i for i in dev.instances if turn_words(i.instruction))
+    plain = next(i for i in dev.instances if not turn_words(i.instruction))
+    llm = ScriptedLLM(default="stop at intersection 1\n")
+    for follow, expected in ((True, route_grammar(turns=turn_words(instance.instruction))), (False, route_grammar())):
+        agent = RouteAgent(llm, route_examples(seen), shots=2, follow_turn_words=follow)
+        navigation_episode(StreetEnv(dev.graph), agent, instance)
+        assert llm.calls[-1]["grammar"] == expected
+    agent = RouteAgent(llm, route_examples(seen), shots=2, follow_turn_words=True)
+    navigation_episode(StreetEnv(dev.graph), agent, plain)
+    assert llm.calls[-1]["grammar"] == route_grammar()   # no turn named: the general grammar
 
 
 def test_a_miscounted_block_ends_at_the_next_intersection(dev: NavDataset) -> None:

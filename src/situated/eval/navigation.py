@@ -218,6 +218,8 @@ class NavigationJob:
     """Stop when the model's probability of `stop` reaches this (the LLM agent; needs a scoring backend)."""
     count_intersections: bool = False
     """The verbalizer says which intersection this is since the last turn (the examples must be made alike)."""
+    turn_words: bool = False
+    """The route agent's grammar fixes the turns the directions name (`RouteAgent.follow_turn_words`)."""
 
     def __post_init__(self) -> None:
         if self.agent not in AGENTS:
@@ -236,7 +238,8 @@ class NavigationJob:
         llm = self.model.open() if self.model is not None else None
         retriever = make_retriever(self.retriever) if self.retriever is not None else None
         agent = make_agent(self.agent, graph=graph, seed=self.seed, llm=llm, examples=self.examples,
-                           shots=self.shots, retriever=retriever, stop_threshold=self.stop_threshold)
+                           shots=self.shots, retriever=retriever, stop_threshold=self.stop_threshold,
+                           turn_words=self.turn_words)
         env = StreetEnv(graph, self.visibility.make(graph), max_steps=self.max_steps,
                         count_intersections=self.count_intersections)
         return lambda instance, run: navigation_episode(env, agent, instance, run)

@@ -90,7 +90,7 @@ def make_agent(name: str, **opts: Any) -> NavAgent:
     agent, `planners.velma.VelmaAgent`) `llm` (an LLM) and `examples` (solved example trajectories), optionally
     `shots` with `retriever` (examples retrieved per instance) and `stop_threshold` (stop by p(stop)); for route
     (`planners.velma_route.RouteAgent`: one call writes a counted route) `llm`, `examples` (example routes),
-    `shots` and optionally `retriever`."""
+    `shots` and optionally `retriever` and `turn_words` (the grammar fixes the turns the directions name)."""
     if name == "gold":
         graph = opts.get("graph")
         if not isinstance(graph, StreetGraph):
@@ -114,5 +114,6 @@ def make_agent(name: str, **opts: Any) -> NavAgent:
         llm, examples = opts.get("llm"), opts.get("examples")
         if llm is None or not examples:
             raise SituatedError("the route agent needs a model (llm=...) and example routes (examples=...)")
-        return RouteAgent(llm, examples, shots=int(opts.get("shots") or 0), retriever=opts.get("retriever"))
+        return RouteAgent(llm, examples, shots=int(opts.get("shots") or 0), retriever=opts.get("retriever"),
+                          follow_turn_words=bool(opts.get("turn_words")))
     raise SituatedError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")

@@ -41,6 +41,9 @@ TASK_LINE = (
     "start); turns happen at intersections. The last line says where to stop: at an intersection, or a number "
     "of steps after an intersection, after the last turn or after the start."
 )
+_TURN_WORDS = re.compile(
+    r"\b(?:turn|make|take|hang|go|bear|veer|head)\s+(?:a\s+|another\s+|your\s+(?:first\s+|second\s+|next\s+)?)?"
+    r"(left|right)\b|\b(left|right)\s+(?:turn|at|onto|on to|again)\b", re.IGNORECASE)
 _LINE = re.compile(
     r"^(?P<action>left|right|turn_around|stop) (?:at intersection (?P<at>\d+)|at the start|"
     r"(?P<steps>\d+) steps? after (?:intersection (?P<after>\d+)|the turn|the start))$"
@@ -93,11 +96,27 @@ def parse_route(text: str, *, strict: bool = True) -> tuple[Leg, ...]:
     return tuple(legs)
 
 
-def route_grammar(max_turns: int = MAX_TURNS) -> str:
-    """GBNF for a route: up to `max_turns` turn lines, then one stop line; counts 0-59."""
+def turn_words(directions: str) -> tuple[str, ...]:
+    """The turns the directions name, in order: "turn left", "take a right", "make your first left", "right
+    onto ...", "left at ...". Landmarks "on your left" are not turns. On the 594 training-area routes of
+    map2seq_seen's dev file (the route agent's example pool) the words equal the gold route's left/right
+    sequence in 472 (79.5 %)."""
+    return tuple((a or b).lower() for a, b in _TURN_WORDS.findall(directions))
+
+
+def route_grammar(max_turns: int = MAX_TURNS, turns: Sequence[str] | None = None) -> str:
+    """GBNF for a route: up to `max_turns` turn lines, then one stop line; counts 0-59. `turns`: the left/right
+    turns in this order (each may follow a turn_around line), so the model writes only where they happen."""
+    if turns:
+        if any(t not in ("left", "right") for t in turns) or len(turns) > max_turns:
+            raise ValueError(f"turns must be at most {max_turns} of left/right, got {list(turns)}")
+        fixed = " ".join(f'around? "{t} " place "\\n"' for t in turns)
+        head = [f'root ::= {fixed} around? "stop " place "\\n"', 'around ::= "turn_around " place "\\n"']
+    else:
+        head = [f'root ::= turn{{0,{max_turns}}} "stop " place "\\n"',
+                'turn ::= ("left" | "right" | "turn_around") " " place "\\n"']
     return "\n".join((
-        f'root ::= turn{{0,{max_turns}}} "stop " place "\\n"',
-        'turn ::= ("left" | "right" | "turn_around") " " place "\\n"',
+        *head,
         'place ::= "at intersection " count | "at the start" | count " step" "s"? " after " anchor',
         'anchor ::= "intersection " count | "the turn" | "the start"',
         'count ::= [0-9] | [1-5] [0-9]',
@@ -165,10 +184,13 @@ def render_example(directions: str, legs: Sequence[Leg] | None = None) -> str:
 
 class RouteAgent(ModelUsage):
     """NavAgent: one model call per episode writes the route (after `shots` examples, the nearest to the
-    directions when a `retriever` is given, nearest last); then each step is counted, not asked."""
+    directions when a `retriever` is given, nearest last); then each step is counted, not asked.
+    `follow_turn_words`: when the directions name their turns (`turn_words`), the grammar fixes those turns in
+    that order and the model writes only where each happens and where to stop."""
 
     def __init__(self, llm: LLM, examples: Sequence[RouteExample], *, shots: int = 5,
-                 retriever: Retriever | None = None, max_tokens: int = 160) -> None:
+                 retriever: Retriever | None = None, max_tokens: int = 160,
+                 follow_turn_words: bool = False) -> None:
         if shots < 0 or (shots and not examples):
             raise SituatedError(f"the route agent needs examples for {shots} shots")
         self.llm = llm
@@ -177,6 +199,7 @@ class RouteAgent(ModelUsage):
         self.retriever = retriever
         self.max_tokens = max_tokens
         self.grammar = route_grammar()
+        self.follow_turn_words = follow_turn_words
         self.legs: tuple[Leg, ...] = ()
         self.route_text = ""
         super().__init__()
@@ -197,9 +220,14 @@ class RouteAgent(ModelUsage):
         blocks = [render_example(e.instruction, e.legs) for e in self.examples_for(instance)]
         return TASK_LINE + "\n\n" + "".join(blocks) + render_example(instance.instruction)
 
+    def grammar_for(self, instance: NavInstance) -> str:
+        """The route grammar of an episode: its turn words fixed when `follow_turn_words` finds 1 to MAX_TURNS."""
+        words = turn_words(instance.instruction) if self.follow_turn_words else ()
+        return route_grammar(turns=words) if 0 < len(words) <= MAX_TURNS else self.grammar
+
     def reset(self, instance: NavInstance) -> None:
         answer = self.llm.complete(self.prompt(instance), stop=("\n\n",), max_tokens=self.max_tokens,
-                                   temperature=0.0, grammar=self.grammar)
+                                   temperature=0.0, grammar=self.grammar_for(instance))
         self.count(answer)
         self.route_text = answer.text
         legs = parse_route(answer.text, strict=False)
