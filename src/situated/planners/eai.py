@@ -411,6 +411,7 @@ def approach_grammar(task: EaiTask, protocol: str, actions: Sequence[EaiAction] 
     free = _call_bodies(task, protocol, [a for a in actions if a.name in free_names], typed, (), ())
     if free:
         rules["free"] = " | ".join(f"({b})" for b in free)
+
     def copy(held: int | None) -> None:
         """The states (and their shared rules) while nothing (None), object `held`, or more (_MANY) was grabbed."""
         k = "" if held is None else "-gm" if held == _MANY else f"-g{held}"
