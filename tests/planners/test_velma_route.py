@@ -105,12 +105,12 @@ def test_the_route_agent_can_follow_the_turn_words(seen: NavDataset, dev: NavDat
         route_grammar(turns=("left", "up"))
     instance = next(i for i in dev.instances if turn_words(i.instruction))
     plain = next(i for i in dev.instances if not turn_words(i.instruction))
-    llm = ScriptedLLM(default="stop at intersection 1\n")
+    llm, pool = ScriptedLLM(default="stop at intersection 1\n"), route_examples(seen)
     for follow, expected in ((True, route_grammar(turns=turn_words(instance.instruction))), (False, route_grammar())):
-        agent = RouteAgent(llm, route_examples(seen), shots=2, follow_turn_words=follow)
+        agent = RouteAgent(llm, pool, shots=2, follow_turn_words=follow)
         navigation_episode(StreetEnv(dev.graph), agent, instance)
         assert llm.calls[-1]["grammar"] == expected
-    agent = RouteAgent(llm, route_examples(seen), shots=2, follow_turn_words=True)
+    agent = RouteAgent(llm, pool, shots=2, follow_turn_words=True)
     navigation_episode(StreetEnv(dev.graph), agent, plain)
     assert llm.calls[-1]["grammar"] == route_grammar()   # no turn named: the general grammar
 
