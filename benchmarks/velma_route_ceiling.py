@@ -9,22 +9,50 @@ agent's own walker, first as derived (TC 100 by construction), then with its sto
 after the turn" (K = 0..12) and by "stop K steps after intersection N". So each line is the TC an agent would
 reach that reads every turn right and knows nothing about where to stop but that one rule.
 
+Last, the directions' own stop cue: each route is put in one class by the first pattern of `STOP_CUES` its
+directions match ("halfway", "stop in the intersection", "a few steps after turning", "too far", ...; else
+"none"), each class gets the fixed rule (0-2 intersections, 0-12 steps) that completes most of the dev file's
+training-area routes in that class (the route agent's example pool), and that per-class rule is measured on the
+test file's routes. This is what a stop line read from the words alone, without landmarks, can add.
+
     PYTHONPATH=src .venv/bin/python benchmarks/velma_route_ceiling.py [--data ../shared/data/velma/map2seq_seen]
 
-Last line JSON: {"routes", "gold_stop_counts", "tc_by_steps_after_turn", "best_steps_after_turn", "best_tc"}.
+Last line JSON: {"routes", "gold_tc", "gold_stop_counts", "tc_by_steps_after_turn", "best_steps_after_turn",
+"best_tc", "cue_rules", "tc_cue_rules"}.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
+import re
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 
 from situated.datasets.map2seq import load_split
 from situated.envs.streets.env import NavInstance, StreetEnv
 from situated.eval.navigation import in_partition, navigation_episode
 from situated.planners.velma_route import Leg, RouteAgent, RouteExample, route_example
+
+STOP_CUES = (
+    ("halfway", r"half ?way|1/2|middle of the block|mid-?block|mid ?way"),
+    ("three quarters", r"3/4|three.quarters"),
+    ("in the intersection", r"stop (?:in|at|inside|within) (?:the )?(?:center |middle )?(?:of )?"
+                            r"(?:the |this |that )?(?:next )?(?:intersection|light|corner|crosswalk)|"
+                            r"(?:intersection|light|corner),? (?:and )?stop\b"),
+    ("steps after turning", r"(?:after|once) (?:you )?(?:turn|turning)|step.{0,20}after turning|a few steps|"
+                            r"couple (?:of )?steps|one step|1 step|take a step|two steps"),
+    ("too far", r"too far"),
+    ("end of the block", r"end of the block|near the end|before the (?:next )?(?:light|intersection|corner)"),
+)
+"""Stop cues in the directions, first match wins (written on the dev file's training-area routes)."""
+CUE_RULES = tuple(Leg("stop", n, k) for n in range(3) for k in range(13))
+
+
+def stop_cue(directions: str) -> str:
+    """The class of the first `STOP_CUES` pattern the directions match, else "none"."""
+    text = directions.lower()
+    return next((name for name, pattern in STOP_CUES if re.search(pattern, text)), "none")
 
 
 class GivenRoute(RouteAgent):
@@ -38,21 +66,41 @@ class GivenRoute(RouteAgent):
         self.start(self.routes[instance.id], instance)
 
 
+def completions(env: StreetEnv, instances: list[NavInstance], examples: Mapping[str, RouteExample],
+                stop: Callable[[RouteExample], Leg]) -> dict[str, float]:
+    """Each instance's TC (0 or 1) when its gold route is walked with the stop line replaced by `stop(example)`."""
+    agent = GivenRoute({k: (*e.legs[:-1], stop(e)) for k, e in examples.items()})
+    return {i.id: navigation_episode(env, agent, i).metrics["tc"] for i in instances}
+
+
 def completion_rate(env: StreetEnv, instances: list[NavInstance], examples: Mapping[str, RouteExample],
                     stop: Callable[[RouteExample], Leg]) -> float:
     """TC (%) of walking each gold route with its stop line replaced by `stop(example)`."""
-    agent = GivenRoute({k: (*e.legs[:-1], stop(e)) for k, e in examples.items()})
-    return 100 * sum(navigation_episode(env, agent, i).metrics["tc"] for i in instances) / len(instances)
+    return 100 * sum(completions(env, instances, examples, stop).values()) / len(instances)
+
+
+def training_routes(data: str, split: str) -> tuple[StreetEnv, list[NavInstance], dict[str, RouteExample]]:
+    """The split's routes wholly in the training area, their gold routes, and an environment to walk them."""
+    dataset = load_split(data, split)
+    instances = [i for i in dataset.instances if in_partition(dataset.graph, i)]
+    return (StreetEnv(dataset.graph, None), instances,
+            {i.id: route_example(dataset.graph, i) for i in instances})
+
+
+def cue_rules(env: StreetEnv, instances: list[NavInstance], examples: Mapping[str, RouteExample]) -> dict[str, Leg]:
+    """For each stop-cue class, the fixed stop rule that completes most of these routes in that class."""
+    by_rule = {rule: completions(env, instances, examples, lambda e, r=rule: r) for rule in CUE_RULES}
+    classes: dict[str, list[str]] = defaultdict(list)
+    for instance in instances:
+        classes[stop_cue(instance.instruction)].append(instance.id)
+    return {cue: max(CUE_RULES, key=lambda r: sum(by_rule[r][k] for k in ids)) for cue, ids in classes.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data/velma/map2seq_seen")
     args = parser.parse_args()
-    dataset = load_split(args.data, "test")
-    instances = [i for i in dataset.instances if in_partition(dataset.graph, i)]
-    examples = {i.id: route_example(dataset.graph, i) for i in instances}
-    env = StreetEnv(dataset.graph, None)
+    env, instances, examples = training_routes(args.data, "test")
     stops = Counter((e.legs[-1].intersections, e.legs[-1].steps) for e in examples.values())
     print(f"{len(instances)} training-area routes of {args.data} (test file)")
     print("gold stop lines (intersections since the last turn, steps):", stops.most_common(10))
@@ -67,10 +115,19 @@ def main() -> None:
             tc = completion_rate(env, instances, examples, lambda e, n=n, k=k: Leg("stop", n, k))
             print(f"gold turns, 'stop {k} steps after intersection {n}': TC {tc:.1f}")
     best = max(by_steps, key=by_steps.__getitem__)
+    rules = cue_rules(*training_routes(args.data, "dev"))
+    cues = Counter(stop_cue(i.instruction) for i in instances)
+    for cue, rule in sorted(rules.items()):
+        print(f"stop cue {cue!r} ({cues[cue]} test routes): rule chosen on dev {rule.text(True)!r}")
+    fallback = Leg("stop", 0, best)
+    by_cue = completion_rate(env, instances, examples, lambda e: rules.get(stop_cue(e.instruction), fallback))
+    print(f"gold turns, stop rule chosen by the directions' stop cue: TC {by_cue:.1f}")
     print(json.dumps({"routes": len(instances), "gold_tc": gold,
                       "gold_stop_counts": {f"{n},{k}": c for (n, k), c in stops.most_common(10)},
                       "tc_by_steps_after_turn": {k: round(v, 1) for k, v in by_steps.items()},
-                      "best_steps_after_turn": best, "best_tc": round(by_steps[best], 1)}))
+                      "best_steps_after_turn": best, "best_tc": round(by_steps[best], 1),
+                      "cue_rules": {cue: rule.text(True) for cue, rule in sorted(rules.items())},
+                      "tc_cue_rules": round(by_cue, 1)}))
 
 
 if __name__ == "__main__":
