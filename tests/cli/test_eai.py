@@ -66,12 +66,8 @@ def test_bad_options_are_one_line(option: str, value: str, needle: str, capsys: 
     assert err.startswith("error:") and "\n" not in err and needle in err, err
 
 
-def test_approach_is_open_loop_only_and_part_of_the_configuration(capsys: pytest.CaptureFixture,
-                                                                   tmp_path: Path) -> None:
+def test_approach_is_part_of_the_configuration(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     out = tmp_path / "o"
-    assert main(["eval", "eai", "--approach", "--repairs", "2", "--out", str(out), "--cassette", str(CASSETTE)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error:") and "\n" not in err and "--approach" in err, err
     base = ["eval", "eai", "--limit", "1", "--model", "llamacpp:qwen2.5-coder-1.5b", "--cassette", str(CASSETTE),
             "--out", str(out), "--json"]
     assert main(base) == 0          # an open-loop store (its configuration as before: no approach key)...

@@ -183,3 +183,22 @@ def test_a_105_answer_is_not_scored_by_the_104_evaluator(tasks) -> None:
     _isolated()
     m = evaluate({"11_1": GOOD}, "1.0.4").metrics
     assert m["hallucination"] == 100.0 and m["sr"] == 0.0   # "1000" is read as an object name
+
+
+def test_a_grounded_run_records_the_approach_grammar_of_its_first_answer(tasks, tmp_path: Path) -> None:
+    """`--approach --repairs N`: the store says the approach grammar wrote the first answers only, so neither an
+    open-loop approach store nor a plain grounded store is resumed by it."""
+    from situated.eval.eai_episodes import evaluate_eai
+    from situated.planners.eai import APPROACH, APPROACH_FIRST
+
+    out, one = tmp_path / "store", [tasks["11_1"]]
+    episodes, verdict = evaluate_eai(one, _TaskLLM([GOOD]), "1.0.5", repairs=2, out=out, config={}, approach=True,
+                                     workdir=tmp_path / "eval")
+    assert verdict.metrics["successes"] == 1 and episodes[0].details["mode"] == "grounded"
+    assert episodes[0].details["approach"] is True and episodes[0].details["repairs"] == 0
+    config = json.loads((out / "run.json").read_text())["config"]
+    assert config["approach"] == APPROACH_FIRST != APPROACH and config["repairs"] == 2
+    for repairs, approach in ((2, False), (0, True)):
+        with pytest.raises(DataError):
+            evaluate_eai(one, _TaskLLM([GOOD]), "1.0.5", repairs=repairs, out=out, config={}, approach=approach,
+                         workdir=tmp_path / "eval")

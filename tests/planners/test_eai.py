@@ -322,6 +322,19 @@ def test_grounded_keeps_the_last_plan_when_repairs_run_out(lamp) -> None:
     assert plan.text == '{\n  "TOUCH": ["floor_lamp", "1000"]\n}'
 
 
+def test_grounded_with_approach_writes_the_first_answer_under_the_approach_grammar(lamp) -> None:
+    """The first answer is the approach run's open-loop answer; a rewrite continues under the plain grammar."""
+    walked = '{\n  "WALK": ["floor_lamp", "1000"]\n}'
+    llm = ScriptedLLM([walked, '  "SWITCHON": ["floor_lamp", "1000"]\n}'])
+    plan = plan_grounded(llm, lamp, "1.0.5", check=scene_checker(lamp), repairs=1, approach=True)
+    assert plan.mode == "grounded" and plan.checked_ok and plan.repairs == 1
+    assert llm.calls[0]["grammar"] == answer_grammar(lamp, "1.0.5", approach=True)
+    assert llm.calls[0]["prompt"] == plan_task(ScriptedLLM([walked]), lamp, "1.0.5", approach=True).prompt
+    assert not accepts(llm.calls[0]["grammar"], '{\n  "SWITCHON": ["floor_lamp", "1000"]\n}')  # not approached
+    assert accepts(llm.calls[1]["grammar"], '  "SWITCHON": ["floor_lamp", "1000"]\n}')
+    assert [s.action for s in plan.steps] == ["WALK", "SWITCHON"]
+
+
 def test_grounded_rewrites_are_written_in_checked_pieces(lamp) -> None:
     first = '{\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
     piece = ('  "WALK": ["bedroom", "67"],\n  "WALK": ["floor_lamp", "1000"],\n  "TOUCH": ["floor', "length")

@@ -33,8 +33,8 @@ def eval_eai(
         help="0: open loop, the benchmark's own setting; N > 0: grounded, rewrites checked on a private copy of "
              "the scene (beyond the benchmark).")] = 0,
     approach: Annotated[bool, typer.Option(
-        "--approach", help="Open loop with a grammar that lets the model act only on objects it walked to first "
-                           "(the prompt's own rule; not with --repairs).")] = False,
+        "--approach", help="A grammar that lets the model act only on objects it walked to first or grabbed "
+                           "(the prompt's own rule; with --repairs: the first answer, not the rewrites).")] = False,
     shots: Annotated[int, typer.Option(
         "--shots", help="Project-written worked examples (0-2) before each prompt, as earlier turns; 0: EAI's "
                         "prompt alone, as published.")] = 0,
@@ -71,15 +71,14 @@ def eval_eai(
         raise SituatedError(f"--limit must be >= 1, got {limit}")
     if repairs < 0:
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
-    if approach and repairs > 0:
-        raise SituatedError("--approach is open loop only: it cannot be combined with --repairs")
     from ..planners.eai_examples import EXAMPLES
 
     if not 0 <= shots <= len(EXAMPLES):
         raise SituatedError(f"--shots must be between 0 and {len(EXAMPLES)}, got {shots}")
     all_tasks = load_tasks()
     tasks = all_tasks[:limit] if limit is not None else all_tasks
-    kind = "grounded" if repairs else "approach" if approach else "open"
+    kind = {(0, 0): "open", (0, 1): "approach", (1, 0): "grounded", (1, 1): "grounded-approach"}[
+        (int(repairs > 0), int(approach))]
     kind += f"-{shots}shot" if shots else ""
     label = f"eai-{protocol}-{kind}-{model.replace(':', '_').replace('/', '_')}"
     out = out or Path("runs") / label

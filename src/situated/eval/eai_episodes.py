@@ -18,7 +18,7 @@ from typing import Any
 from ..datasets.eai_actions import EaiTask
 from ..errors import ParseError, SituatedError
 from ..llm.base import LLM
-from ..planners.eai import APPROACH, convert_answer, plan_grounded, plan_task
+from ..planners.eai import APPROACH, APPROACH_FIRST, convert_answer, plan_grounded, plan_task
 from .eai import EaiEvaluation, evaluate
 from .eai_check import scene_checker
 from .episode import Cost, Episode
@@ -39,16 +39,14 @@ def eai_episode(task: EaiTask, run: int, llm: LLM, protocol: str, *, repairs: in
                 approach: bool = False, **plan_options: Any) -> Episode:
     """Plan one task (open loop, or grounded with at most `repairs` rewrites) and have EAI judge the answer.
 
-    `approach=True` (open loop only): the grammar lets the model act only on objects it walked to first.
+    `approach=True`: the grammar lets the model act only on objects it walked to first (grounded: the first
+    answer only; rewrites use the plain grammar).
     """
-    if approach and repairs > 0:
-        raise SituatedError("--approach is open loop only: it cannot be combined with --repairs")
-    if approach:
-        plan = plan_task(llm, task, protocol, approach=True, **plan_options)
-    elif repairs > 0:
-        plan = plan_grounded(llm, task, protocol, check=scene_checker(task), repairs=repairs, **plan_options)
+    if repairs > 0:
+        plan = plan_grounded(llm, task, protocol, check=scene_checker(task), repairs=repairs, approach=approach,
+                             **plan_options)
     else:
-        plan = plan_task(llm, task, protocol, **plan_options)
+        plan = plan_task(llm, task, protocol, approach=approach, **plan_options)
     verdict = evaluate({task.task_id: plan.text}, protocol, workdir=workdir / "tasks" / task.task_id.replace("/", "_"))
     info = verdict.per_task.get(task.task_id) or {}
     metrics = {"success": float(verdict.metrics["successes"] == 1),
@@ -98,14 +96,13 @@ def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM | ModelSpec, protocol: str, 
     """Answer every task (resuming from the results store `out`), then score all answers with EAI's evaluator.
 
     `llm` is an open model (episodes in this process) or a `ModelSpec` that `executor`'s workers open (an
-    `EaiJob`: worker processes, a Ray cluster). `approach` (recorded as the grammar's `APPROACH`) and `shots`
+    `EaiJob`: worker processes, a Ray cluster). `approach` (recorded as the grammar's `APPROACH`, grounded as
+    `APPROACH_FIRST`: it writes the first answer, not the rewrites) and `shots`
     (project examples before each prompt) are part of the store's configuration only when on, so stores written
     without them still resume.
     """
     if repairs < 0:
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
-    if approach and repairs > 0:
-        raise SituatedError("--approach is open loop only: it cannot be combined with --repairs")
     shots = int(plan_options.get("shots", 0))
     job: EaiJob | Callable[[], Callable[[EaiTask, int], Episode]]
     if isinstance(llm, ModelSpec):
@@ -118,7 +115,8 @@ def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM | ModelSpec, protocol: str, 
             return lambda task, run: eai_episode(task, run, model, protocol, repairs=repairs, workdir=workdir,
                                                  **options)
 
-    key = {**config, "protocol": protocol, "repairs": repairs, **({"approach": APPROACH} if approach else {}),
+    grammar = APPROACH_FIRST if repairs > 0 else APPROACH
+    key = {**config, "protocol": protocol, "repairs": repairs, **({"approach": grammar} if approach else {}),
            **({"shots": shots} if shots else {})}
     with ResultsStore(out, key, system="eai") as store:
         episodes = run_episodes(tasks, 1, job, store, executor=executor, on_progress=on_progress)

@@ -356,6 +356,8 @@ NEAR_DESTINATION = frozenset({"PUTBACK", "PUTIN", "POUR"})
 APPROACH = "near+held"
 """What `approach_grammar` tracks, as a results store records it (stores of the first grammar, which did not
 track holding, recorded `true`)."""
+APPROACH_FIRST = APPROACH + ", first answer"
+"""A grounded run's record of the approach grammar: it writes the first answer; rewrites use the plain grammar."""
 HOLDING = frozenset({"DRINK", "READ", "DROP", "PUTON"})
 """Need their object in a hand (`_find_holding_hand`, `check_drop`, `check_puton`), as NEAR_DESTINATION's first
 object does; no EAI task starts with the character holding anything, so only what the answer grabbed."""
@@ -650,16 +652,18 @@ class _Writer:
 def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Checker,
                   repairs: int = DEFAULT_REPAIRS, typed: bool = True, template: str | None = None,
                   max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
-                  piece_tokens: int = DEFAULT_PIECE_TOKENS, seed: int = 0, shots: int = 0) -> EaiPlan:
+                  piece_tokens: int = DEFAULT_PIECE_TOKENS, seed: int = 0, shots: int = 0,
+                  approach: bool = False) -> EaiPlan:
     """Grounded variant: the open-loop answer, checked by `check` on a private scene and rewritten from its
     first failing step (or its end, while goals are unmet) at most `repairs` times; it ends as soon as every
     goal holds.
 
-    The first answer is written whole (it is the open-loop answer); rewrites in checked pieces of
-    `piece_tokens`. The last plan is kept whatever it does.
+    The first answer is written whole (it is the open-loop answer; `approach=True`: under `approach_grammar`);
+    rewrites in checked pieces of `piece_tokens`, under the plain grammar with the rejected calls left out.
+    The last plan is kept whatever it does.
     """
     first = plan_task(llm, task, protocol, typed=typed, template=template, max_steps=max_steps,
-                      max_tokens=max_tokens, seed=seed, shots=shots)
+                      max_tokens=max_tokens, seed=seed, shots=shots, approach=approach)
     writer = _Writer(llm, task, protocol, check, typed, max_steps, max_tokens, piece_tokens, seed, first.prompt,
                      list(first.completions), first.truncated)
     steps = first.steps
