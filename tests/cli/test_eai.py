@@ -66,6 +66,13 @@ def test_bad_options_are_one_line(option: str, value: str, needle: str, capsys: 
     assert err.startswith("error:") and "\n" not in err and needle in err, err
 
 
+def test_hints_need_the_grounded_check(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
+    assert main(["eval", "eai", "--hints", "--out", str(tmp_path / "o"), "--cassette", str(CASSETTE)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err and "--repairs" in err, err
+    assert not (tmp_path / "o").exists()
+
+
 def test_approach_is_part_of_the_configuration(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     out = tmp_path / "o"
     base = ["eval", "eai", "--limit", "1", "--model", "llamacpp:qwen2.5-coder-1.5b", "--cassette", str(CASSETTE),

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from situated.datasets.eai_actions import load_tasks
-from situated.errors import DataError
+from situated.errors import DataError, SituatedError
 from situated.eval.eai import evaluate, evaluator_python, isolated_env_dir, run_eai, write_answers
 from situated.llm.base import Completion
 from situated.planners.eai import Step, convert_answer, format_answer
@@ -202,3 +202,24 @@ def test_a_grounded_run_records_the_approach_grammar_of_its_first_answer(tasks, 
         with pytest.raises(DataError):
             evaluate_eai(one, _TaskLLM([GOOD]), "1.0.5", repairs=repairs, out=out, config={}, approach=approach,
                          workdir=tmp_path / "eval")
+
+
+def test_a_grounded_run_with_hints_is_scored_with_the_inserted_steps_and_kept_apart(tasks, tmp_path: Path) -> None:
+    """`--hints`: the step the private scene put before a failing step is in the answer EAI scores and in the
+    episode's record; a plain grounded store is not resumed by a run with hints."""
+    from situated.eval.eai_episodes import evaluate_eai
+
+    out, one = tmp_path / "store", [tasks["11_1"]]
+    walked_elsewhere = '{\n  "WALK": ["bedroom", "67"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'
+    episodes, verdict = evaluate_eai(one, _TaskLLM([walked_elsewhere]), "1.0.5", repairs=2, out=out, config={},
+                                     hints=True, workdir=tmp_path / "eval")
+    assert verdict.metrics["successes"] == 1 and episodes[0].details["repairs"] == 0
+    assert episodes[0].details["inserted"] == [
+        "step 2: [WALK] <floor_lamp> (1000) before [SWITCHON] <floor_lamp> (1000)"]
+    assert json.loads((out / "run.json").read_text())["config"]["hints"] is True
+    with pytest.raises(DataError):
+        evaluate_eai(one, _TaskLLM([walked_elsewhere]), "1.0.5", repairs=2, out=out, config={},
+                     workdir=tmp_path / "eval")
+    with pytest.raises(SituatedError, match="--repairs"):
+        evaluate_eai(one, _TaskLLM([GOOD]), "1.0.5", repairs=0, out=None, config={}, hints=True,
+                     workdir=tmp_path / "eval")

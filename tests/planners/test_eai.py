@@ -373,3 +373,22 @@ def test_chatml_is_the_embedded_models_own_template() -> None:
 
     llm = load("llamacpp:qwen2.5-coder-0.5b", n_threads=1)
     assert llm.chat_prompt([{"role": "user", "content": "P"}]) == CHATML.replace("{prompt}", "P")
+
+
+def test_grounded_with_hints_puts_the_enabling_steps_before_a_failing_step_without_a_model_call(lamp) -> None:
+    llm = ScriptedLLM(['{\n  "WALK": ["bedroom", "67"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'])
+    plan = plan_grounded(llm, lamp, "1.0.5", check=scene_checker(lamp, hints=True), repairs=1)
+    assert plan.checked_ok and plan.calls == 1 and plan.repairs == 0
+    assert [s.script() for s in plan.steps] == ["[WALK] <bedroom> (67)", "[WALK] <floor_lamp> (1000)",
+                                                "[SWITCHON] <floor_lamp> (1000)"]
+    assert plan.inserted == ("step 2: [WALK] <floor_lamp> (1000) before [SWITCHON] <floor_lamp> (1000)",)
+    plain = plan_grounded(ScriptedLLM(['{\n  "SWITCHON": ["floor_lamp", "1000"]\n}', '  "TOUCH": ["floor_lamp", '
+                                       '"1000"]\n}']), lamp, "1.0.5", check=scene_checker(lamp), repairs=1)
+    assert plain.inserted == () and plain.repairs == 1 and not plain.checked_ok
+
+
+def test_grounded_with_hints_tells_the_model_which_action_makes_a_goal_hold(lamp) -> None:
+    llm = ScriptedLLM(['{\n  "WALK": ["bedroom", "67"]\n}', '  "SWITCHON": ["floor_lamp", "1000"]\n}'])
+    plan = plan_grounded(llm, lamp, "1.0.5", check=scene_checker(lamp, hints=True), repairs=1)
+    assert "floor_lamp (1000) is ON (SWITCHON floor_lamp (1000) makes it hold)" in llm.calls[1]["prompt"]
+    assert plan.checked_ok and plan.repairs == 1 and len(plan.inserted) == 1   # the WALK it needed was put in

@@ -35,6 +35,9 @@ def eval_eai(
     approach: Annotated[bool, typer.Option(
         "--approach", help="A grammar that lets the model act only on objects it walked to first or grabbed "
                            "(the prompt's own rule; with --repairs: the first answer, not the rewrites).")] = False,
+    hints: Annotated[bool, typer.Option(
+        "--hints", help="With --repairs: the private scene also inserts the steps a failing step needs (WALK, "
+                        "TURNTO, OPEN ...) and names the action that makes each unmet goal hold.")] = False,
     shots: Annotated[int, typer.Option(
         "--shots", help="Project-written worked examples (0-2) before each prompt, as earlier turns; 0: EAI's "
                         "prompt alone, as published.")] = 0,
@@ -71,6 +74,8 @@ def eval_eai(
         raise SituatedError(f"--limit must be >= 1, got {limit}")
     if repairs < 0:
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
+    if hints and repairs == 0:
+        raise SituatedError("--hints come from the grounded check: give --repairs N (N > 0) with it")
     from ..planners.eai_examples import EXAMPLES
 
     if not 0 <= shots <= len(EXAMPLES):
@@ -79,6 +84,7 @@ def eval_eai(
     tasks = all_tasks[:limit] if limit is not None else all_tasks
     kind = {(0, 0): "open", (0, 1): "approach", (1, 0): "grounded", (1, 1): "grounded-approach"}[
         (int(repairs > 0), int(approach))]
+    kind += "-hints" if hints else ""
     kind += f"-{shots}shot" if shots else ""
     label = f"eai-{protocol}-{kind}-{model.replace(':', '_').replace('/', '_')}"
     out = out or Path("runs") / label
@@ -89,11 +95,12 @@ def eval_eai(
                                     cassette_mode=cassette_mode, threads=threads, base_url=base_url, console=err,
                                     n_ctx=SHOTS_CONTEXT if shots else None)
     config = eai_config(all_tasks, model=model, base_url=base_url, task=task, seed=seed)
-    title = mode(repairs) + (" + approach" if approach else "") + (f", {shots}-shot" if shots else "")
+    title = mode(repairs) + (" + approach" if approach else "") + (" + hints" if hints else "") \
+        + (f", {shots}-shot" if shots else "")
     with episode_progress(err, f"EAI {protocol} {title}", quiet=as_json) as on_progress:
         episodes, verdict = evaluate_eai(tasks, spec, protocol, repairs=repairs, out=out, config=config,
                                          workdir=out / "evaluator", on_progress=on_progress, seed=seed,
-                                         approach=approach, shots=shots, executor=runner)
+                                         approach=approach, hints=hints, shots=shots, executor=runner)
     m = verdict.metrics
     also = rescore(episodes, tasks, protocol, also_score, workdir=out / f"evaluator-{also_score}") \
         if also_score is not None else None
@@ -117,7 +124,8 @@ def eval_eai(
         console.print(f"The same answers under {also.protocol}: SR {a['sr']}  ESR {a['esr']}  ({a['evaluator']}; "
                       f"{also.kept} answers not rewritable, scored as written)")
     if as_json:
-        print(json.dumps({**m, "mode": mode(repairs), "approach": approach, "shots": shots, "model": model,
+        print(json.dumps({**m, "mode": mode(repairs), "approach": approach, "hints": hints, "shots": shots,
+                          "model": model,
                           "calls": calls, "tokens": tokens,
                           "prompt_tokens": sum(e.cost.prompt_tokens for e in episodes),
                           "seconds": round(sum(e.cost.seconds for e in episodes), 1), "out": str(out),

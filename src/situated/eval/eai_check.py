@@ -1,18 +1,29 @@
 """Checking an EAI plan on a private copy of the task's scene (the grounded variant's verifier): VirtualHome
 semantics from our household simulator, no derived states (as EAI's executor), and the task's node, edge and
-action goals after each step."""
+action goals after each step.
+
+With `hints=True` the private scene also says what would help, found by a bounded search over the task's own
+actions and the objects involved (never from EAI's ground-truth programs): the steps a failing step needs first
+(`Check.enabler`: "TURNTO television" before "LOOKAT television"), and for each unmet goal the action that
+makes it hold ("television (410) is ON (SWITCHON television (410) makes it hold)")."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from ..datasets.eai_actions import EaiTask, EdgeGoal, NodeGoal
 from ..envs.household import HouseholdEnv, SceneGraph
-from ..planners.eai import Check, Checker, Step
+from ..planners.eai import Check, Checker, Step, task_actions
 
 ZERO_ARG_REASON = "EAI's evaluator skips actions without objects, so it would never be executed"
 REPEAT_REASON = "it repeats the step before it and changes nothing"
+ENABLER_DEPTH = 2
+"""Steps tried before a failing step to let it run (`Check.enabler`)."""
+HINT_DEPTH = 3
+"""Steps searched from the plan's end for the action that makes an unmet goal hold."""
+HINT_BUDGET = 3000
+"""Actions tried per search at most (each on a copy of the scene, about a millisecond)."""
 
 
 def goal_text(task: EaiTask, goal: NodeGoal | EdgeGoal | str) -> str:
@@ -52,28 +63,108 @@ def _unmet(task: EaiTask, env: HouseholdEnv, executed: Sequence[Step]) -> list[s
     return unmet + [goal_text(task, a) for a in _action_goals_unmet(task.action_goals, executed)]
 
 
-def check_plan(task: EaiTask, steps: Sequence[Step], graph: dict | SceneGraph | None = None) -> Check:
+def check_plan(task: EaiTask, steps: Sequence[Step], graph: dict | SceneGraph | None = None, *,
+               hints: bool = False) -> Check:
     """Run `steps` on a private copy of the task's initial graph (VirtualHome semantics, no derived states, as
     EAI's executor) and check the task's node, edge and action goals after each step.
 
     A step fails where the simulator says no, where it takes no objects (EAI's parser would drop it), and where
-    it repeats the step before it without any effect (a small model's loop).
+    it repeats the step before it without any effect (a small model's loop). `hints`: see the module.
     """
     env = HouseholdEnv(task.initial_graph() if graph is None else graph, derived_states=False)
     for k, step in enumerate(steps):
         if not step.ids:
             return Check(k, ZERO_ARG_REASON)
         result = env.step_ids(step.action.lower(), step.ids)
-        if not result.ok:
-            return Check(k, result.reason)
+        if not result.ok:   # a failed action leaves the scene as it was
+            return Check(k, result.reason, enabler=enabler(task, env, step, steps[:k]) if hints else ())
         if k and step == steps[k - 1] and not result.changes:
             return Check(k, REPEAT_REASON)
         if not _unmet(task, env, steps[: k + 1]):
             return Check(done_at=k + 1)
-    return Check(unmet=tuple(_unmet(task, env, steps)))
+    if not hints:
+        return Check(unmet=tuple(_unmet(task, env, steps)))
+    g = env.graph
+    unmet = [goal_text(task, n) + _hint(task, env, n, lambda e, n=n: n.state in e.graph.states(n.id), steps)
+             for n in task.node_goals if n.state not in g.states(n.id)]
+    unmet += [goal_text(task, e) + _hint(task, env, e, partial(_has_edge, e), steps)
+              for e in task.edge_goals if not g.has_edge(e.from_id, e.relation, e.to_id)]
+    unmet += [goal_text(task, a) for a in _action_goals_unmet(task.action_goals, steps)]
+    return Check(unmet=tuple(unmet))
 
 
-def scene_checker(task: EaiTask) -> Checker:
+def _has_edge(goal: EdgeGoal, env: HouseholdEnv) -> bool:
+    return env.graph.has_edge(goal.from_id, goal.relation, goal.to_id)
+
+
+def scene_checker(task: EaiTask, *, hints: bool = False) -> Checker:
     """The checker `plan_grounded` takes for `task`: `check_plan` on the task's initial graph, read once."""
     graph = SceneGraph.from_dict(task.initial_graph(), source=str(task.graph_path))
-    return partial(check_plan, task, graph=graph)
+    return partial(check_plan, task, graph=graph, hints=hints)
+
+
+# ------------------------------------------------------------------------------------------------ hints
+
+def _calls(task: EaiTask, env: HouseholdEnv, ids: Sequence[int], used: Sequence[Step] = ()) -> list[Step]:
+    """Every call of the task's actions over the listed objects among `ids` and what they are inside (not
+    rooms): one-object actions on each, two-object actions on each ordered pair; the actions the plan already
+    `used` first (the model's own way: WALK before FIND), then in the prompt's order."""
+    listed = {o.id for o in task.objects} - {env.character}
+    g = env.graph
+    around = list(dict.fromkeys([*ids, *(b for i in ids if i in g for b in g.targets(i, "INSIDE")
+                                         if not g.is_room(b))]))
+    objects = [i for i in around if i in listed]
+    calls = []
+    own = {s.action for s in used}
+    for action in sorted(task_actions(task, "1.0.5"), key=lambda a: a.name not in own):
+        if action.arity == 1:
+            calls += [Step(action.name, (task.name_of(i),), (i,)) for i in objects]
+        elif action.arity == 2:
+            calls += [Step(action.name, (task.name_of(i), task.name_of(j)), (i, j))
+                      for i in objects for j in objects if i != j]
+    return calls
+
+
+def _search(task: EaiTask, env: HouseholdEnv, calls: Sequence[Step], done: Callable[[HouseholdEnv], bool],
+            depth: int) -> tuple[Step, ...] | None:
+    """The shortest sequence of `calls` (at most `depth`, breadth first, `HINT_BUDGET` tries) after which
+    `done` holds on a copy of `env`; each step must run and change something. None when none is found."""
+    frontier: list[tuple[tuple[Step, ...], HouseholdEnv]] = [((), env)]
+    tries = 0
+    for _ in range(depth):
+        following = []
+        for done_so_far, state in frontier:
+            for call in calls:
+                if tries >= HINT_BUDGET:
+                    return None
+                tries += 1
+                trial = state.fork()
+                result = trial.step_ids(call.action.lower(), call.ids)
+                if not result.ok or not result.changes:
+                    continue
+                if done(trial):
+                    return (*done_so_far, call)
+                following.append(((*done_so_far, call), trial))
+        frontier = following
+    return None
+
+
+def enabler(task: EaiTask, env: HouseholdEnv, step: Step, used: Sequence[Step] = ()) -> tuple[Step, ...]:
+    """The fewest steps (at most `ENABLER_DEPTH`) over the step's objects after which the failing `step` runs
+    in `env`, the actions `used` so far tried first; () when none is found."""
+    found = _search(task, env, _calls(task, env, step.ids, used),
+                    lambda e: e.fork().step_ids(step.action.lower(), step.ids).ok, ENABLER_DEPTH)
+    return found or ()
+
+
+def _hint(task: EaiTask, env: HouseholdEnv, goal: NodeGoal | EdgeGoal, holds: Callable[[HouseholdEnv], bool],
+          used: Sequence[Step]) -> str:
+    """` (ACTION name (id) makes it hold)`: the last step of the shortest search that reaches the goal from
+    `env` (at most `HINT_DEPTH` steps over its objects); "" when none is found."""
+    ids = [goal.id] if isinstance(goal, NodeGoal) else [goal.from_id, goal.to_id]
+    found = _search(task, env, _calls(task, env, ids, used), holds, HINT_DEPTH)
+    if not found:
+        return ""
+    last = found[-1]
+    objects = " ".join(f"{n} ({i})" for n, i in zip(last.names, last.ids, strict=True))
+    return f" ({last.action} {objects} makes it hold)"

@@ -36,15 +36,16 @@ def mode(repairs: int) -> str:
 
 
 def eai_episode(task: EaiTask, run: int, llm: LLM, protocol: str, *, repairs: int, workdir: Path,
-                approach: bool = False, **plan_options: Any) -> Episode:
+                approach: bool = False, hints: bool = False, **plan_options: Any) -> Episode:
     """Plan one task (open loop, or grounded with at most `repairs` rewrites) and have EAI judge the answer.
 
     `approach=True`: the grammar lets the model act only on objects it walked to first (grounded: the first
-    answer only; rewrites use the plain grammar).
+    answer only; rewrites use the plain grammar). `hints=True` (grounded): the private scene inserts the steps a
+    failing step needs and names the action that makes each unmet goal hold (`eval.eai_check`).
     """
     if repairs > 0:
-        plan = plan_grounded(llm, task, protocol, check=scene_checker(task), repairs=repairs, approach=approach,
-                             **plan_options)
+        plan = plan_grounded(llm, task, protocol, check=scene_checker(task, hints=hints), repairs=repairs,
+                             approach=approach, **plan_options)
     else:
         plan = plan_task(llm, task, protocol, approach=approach, **plan_options)
     verdict = evaluate({task.task_id: plan.text}, protocol, workdir=workdir / "tasks" / task.task_id.replace("/", "_"))
@@ -54,6 +55,7 @@ def eai_episode(task: EaiTask, run: int, llm: LLM, protocol: str, *, repairs: in
     details = {"protocol": protocol, "mode": mode(repairs), "answer": plan.text,
                "steps": [s.script() for s in plan.steps], "rejected": list(plan.rejected), "repairs": plan.repairs,
                "truncated": plan.truncated, "checked_ok": plan.checked_ok, "approach": approach,
+               **({"hints": True, "inserted": list(plan.inserted)} if hints else {}),
                "error_type": info.get("error_type"),
                "error": {k: v for k, v in info.items() if k in ("error_type", "error_action", "executable")}}
     cost = Cost(tokens=plan.completion_tokens, prompt_tokens=plan.prompt_tokens, calls=plan.calls,
@@ -80,36 +82,40 @@ class EaiJob:
     approach: bool = False
     shots: int = 0
     seed: int = 0
+    hints: bool = False
 
     def build(self) -> Callable[[EaiTask, int], Episode]:
         llm = self.model.open()
         workdir = Path(self.workdir)
         options: dict[str, Any] = {"seed": self.seed, "shots": self.shots}
         return lambda task, run: eai_episode(task, run, llm, self.protocol, repairs=self.repairs, workdir=workdir,
-                                             approach=self.approach, **options)
+                                             approach=self.approach, hints=self.hints, **options)
 
 
 def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM | ModelSpec, protocol: str, *, repairs: int, out: Path | None,
                  config: Mapping[str, Any], workdir: Path, on_progress: Progress | None = None,
-                 approach: bool = False, executor: Executor | None = None,
+                 approach: bool = False, hints: bool = False, executor: Executor | None = None,
                  **plan_options: Any) -> tuple[list[Episode], EaiEvaluation]:
     """Answer every task (resuming from the results store `out`), then score all answers with EAI's evaluator.
 
     `llm` is an open model (episodes in this process) or a `ModelSpec` that `executor`'s workers open (an
     `EaiJob`: worker processes, a Ray cluster). `approach` (recorded as the grammar's `APPROACH`, grounded as
     `APPROACH_FIRST`: it writes the first answer, not the rewrites) and `shots`
-    (project examples before each prompt) are part of the store's configuration only when on, so stores written
-    without them still resume.
+    (project examples before each prompt) and `hints` (grounded only) are part of the store's configuration only
+    when on, so stores written without them still resume.
     """
     if repairs < 0:
         raise SituatedError(f"--repairs must be >= 0, got {repairs}")
+    if hints and repairs == 0:
+        raise SituatedError("--hints come from the grounded check: give --repairs N (N > 0) with it")
     shots = int(plan_options.get("shots", 0))
     job: EaiJob | Callable[[], Callable[[EaiTask, int], Episode]]
     if isinstance(llm, ModelSpec):
         job = EaiJob(llm, protocol, str(workdir), repairs=repairs, approach=approach, shots=shots,
-                     seed=int(plan_options.get("seed", 0)))
+                     seed=int(plan_options.get("seed", 0)), hints=hints)
     else:
-        model, options = llm, {**plan_options, **({"approach": True} if approach else {})}
+        model, options = llm, {**plan_options, **({"approach": True} if approach else {}),
+                               **({"hints": True} if hints else {})}
 
         def job() -> Callable[[EaiTask, int], Episode]:
             return lambda task, run: eai_episode(task, run, model, protocol, repairs=repairs, workdir=workdir,
@@ -117,7 +123,7 @@ def evaluate_eai(tasks: Sequence[EaiTask], llm: LLM | ModelSpec, protocol: str, 
 
     grammar = APPROACH_FIRST if repairs > 0 else APPROACH
     key = {**config, "protocol": protocol, "repairs": repairs, **({"approach": grammar} if approach else {}),
-           **({"shots": shots} if shots else {})}
+           **({"shots": shots} if shots else {}), **({"hints": True} if hints else {})}
     with ResultsStore(out, key, system="eai") as store:
         episodes = run_episodes(tasks, 1, job, store, executor=executor, on_progress=on_progress)
     answers = {e.task: str(e.details["answer"]) for e in episodes}

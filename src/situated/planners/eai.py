@@ -117,6 +117,8 @@ class EaiPlan:
     """The (last) answer hit `max_tokens` and was cut back to its complete steps."""
     checked_ok: bool | None = None
     """Grounded: whether the final plan ran and met every goal on the private scene (None: not checked)."""
+    inserted: tuple[str, ...] = ()
+    """Grounded with hints: the steps the checker put before a failing step, `step N: <steps> before <step>`."""
     prompt: str = field(default="", repr=False)
 
     @property
@@ -569,6 +571,8 @@ class Check:
     reason: str = ""
     unmet: tuple[str, ...] = ()
     done_at: int | None = None
+    enabler: tuple[Step, ...] = ()
+    """Steps after which the failing step would run (a checker with hints; `plan_grounded` inserts them)."""
 
     @property
     def ok(self) -> bool:
@@ -661,6 +665,10 @@ def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Ch
     The first answer is written whole (it is the open-loop answer; `approach=True`: under `approach_grammar`);
     rewrites in checked pieces of `piece_tokens`, under the plain grammar with the rejected calls left out.
     The last plan is kept whatever it does.
+
+    A failing step for which the checker names an `enabler` (a checker with hints) is not rewritten: the
+    enabling steps are put before it, without a model call and without counting as a rewrite, and listed in
+    `EaiPlan.inserted` (at most `max_steps` insertions, never beyond `max_steps` steps).
     """
     first = plan_task(llm, task, protocol, typed=typed, template=template, max_steps=max_steps,
                       max_tokens=max_tokens, seed=seed, shots=shots, approach=approach)
@@ -669,8 +677,18 @@ def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Ch
     steps = first.steps
     rejected: list[str] = []
     places: dict[tuple[Step, ...], list[_Rejection]] = {}
+    inserted: list[str] = []
     verdict = check(steps)
-    while not verdict.ok and len(rejected) < repairs:
+    while not verdict.ok:
+        if verdict.failed_at is not None and verdict.enabler and len(inserted) < max_steps \
+                and len(steps) + len(verdict.enabler) <= max_steps:
+            k, bad = verdict.failed_at, steps[verdict.failed_at]
+            inserted.append(f"step {k + 1}: {', '.join(s.script() for s in verdict.enabler)} before {bad.script()}")
+            steps = (*steps[:k], *verdict.enabler, *steps[k:])
+            verdict = check(steps)
+            continue
+        if len(rejected) >= repairs:
+            break
         if verdict.failed_at is not None:
             kept, bad = steps[: verdict.failed_at], steps[verdict.failed_at]
             rejection = _Rejection(bad.call, f"{_entry_text(bad, protocol)} is not possible: {verdict.reason}")
@@ -690,4 +708,5 @@ def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Ch
     if verdict.done_at is not None:
         steps = steps[: verdict.done_at]
     return EaiPlan(task.task_id, protocol, GROUNDED, format_answer(steps, protocol), steps,
-                   tuple(writer.completions), tuple(rejected), writer.truncated, verdict.ok, prompt=first.prompt)
+                   tuple(writer.completions), tuple(rejected), writer.truncated, verdict.ok, prompt=first.prompt,
+                   inserted=tuple(inserted))

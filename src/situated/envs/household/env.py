@@ -34,6 +34,14 @@ class HouseholdEnv:
         """Load a VirtualHome JSON graph; DataError naming the file and field when it is malformed."""
         return cls(SceneGraph.load(path), seed=seed, derived_states=derived_states)
 
+    def fork(self) -> HouseholdEnv:
+        """An independent copy of the current state (graph and grabs, no grounding memory) to try actions on."""
+        other = HouseholdEnv.__new__(HouseholdEnv)
+        other._world = World(self.graph.copy(), self.character, dict(self._world.grabbed_from))
+        other._grounder = Grounder(0)
+        other.derived_states = self.derived_states
+        return other
+
     @property
     def graph(self) -> SceneGraph:
         return self._world.graph
