@@ -50,6 +50,12 @@ def test_hints_name_the_steps_a_failing_step_needs(tv) -> None:
     assert check_plan(tv, [walk, look]).enabler == ()   # without hints the check says only what failed
 
 
+def test_no_enabler_undoes_an_effect_that_already_holds(tv) -> None:
+    walk, on = Step("WALK", ("television",), (410,)), Step("SWITCHON", ("television",), (410,))
+    again = check_plan(tv, [walk, on, on], hints=True)
+    assert again.failed_at == 2 and "on" in again.reason and again.enabler == ()   # never SWITCHOFF first
+
+
 def test_hints_name_the_action_that_makes_each_unmet_goal_hold(tv) -> None:
     unmet = check_plan(tv, [Step("WALK", ("bedroom",), (67,))], hints=True).unmet
     assert unmet[0] == "television (410) is ON (SWITCHON television (410) makes it hold)"

@@ -125,15 +125,16 @@ def _calls(task: EaiTask, env: HouseholdEnv, ids: Sequence[int], used: Sequence[
     return calls
 
 
-def _search(task: EaiTask, env: HouseholdEnv, calls: Sequence[Step], done: Callable[[HouseholdEnv], bool],
-            depth: int) -> tuple[Step, ...] | None:
+def _search(task: EaiTask, env: HouseholdEnv, calls: Sequence[Step],
+            done: Callable[[HouseholdEnv, frozenset[str]], bool], depth: int) -> tuple[Step, ...] | None:
     """The shortest sequence of `calls` (at most `depth`, breadth first, `HINT_BUDGET` tries) after which
-    `done` holds on a copy of `env`; each step must run and change something. None when none is found."""
-    frontier: list[tuple[tuple[Step, ...], HouseholdEnv]] = [((), env)]
+    `done(scene, changes so far)` holds on a copy of `env`; each step must run and change something. None when
+    none is found."""
+    frontier: list[tuple[tuple[Step, ...], HouseholdEnv, frozenset[str]]] = [((), env, frozenset())]
     tries = 0
     for _ in range(depth):
         following = []
-        for done_so_far, state in frontier:
+        for done_so_far, state, changes in frontier:
             for call in calls:
                 if tries >= HINT_BUDGET:
                     return None
@@ -142,19 +143,31 @@ def _search(task: EaiTask, env: HouseholdEnv, calls: Sequence[Step], done: Calla
                 result = trial.step_ids(call.action.lower(), call.ids)
                 if not result.ok or not result.changes:
                     continue
-                if done(trial):
+                now = changes | set(result.changes)
+                if done(trial, now):
                     return (*done_so_far, call)
-                following.append(((*done_so_far, call), trial))
+                following.append(((*done_so_far, call), trial, now))
         frontier = following
     return None
 
 
+def _undoes(change: str) -> str:
+    """The change that undoes `change` (`+ tv ON` ↔ `- tv ON`)."""
+    return ("- " if change.startswith("+") else "+ ") + change[2:]
+
+
 def enabler(task: EaiTask, env: HouseholdEnv, step: Step, used: Sequence[Step] = ()) -> tuple[Step, ...]:
     """The fewest steps (at most `ENABLER_DEPTH`) over the step's objects after which the failing `step` runs
-    in `env`, the actions `used` so far tried first; () when none is found."""
-    found = _search(task, env, _calls(task, env, step.ids, used),
-                    lambda e: e.fork().step_ids(step.action.lower(), step.ids).ok, ENABLER_DEPTH)
-    return found or ()
+    in `env` without undoing any of their changes, the actions `used` so far tried first; () when none is found.
+
+    So a step whose effect already holds finds no enabler: SWITCHOFF before a SWITCHON of a light that is on,
+    or CLOSE before an OPEN, would only be undone by the step."""
+
+    def runs(trial: HouseholdEnv, changes: frozenset[str]) -> bool:
+        result = trial.fork().step_ids(step.action.lower(), step.ids)
+        return result.ok and not any(_undoes(c) in changes for c in result.changes)
+
+    return _search(task, env, _calls(task, env, step.ids, used), runs, ENABLER_DEPTH) or ()
 
 
 def _hint(task: EaiTask, env: HouseholdEnv, goal: NodeGoal | EdgeGoal, holds: Callable[[HouseholdEnv], bool],
@@ -162,7 +175,7 @@ def _hint(task: EaiTask, env: HouseholdEnv, goal: NodeGoal | EdgeGoal, holds: Ca
     """` (ACTION name (id) makes it hold)`: the last step of the shortest search that reaches the goal from
     `env` (at most `HINT_DEPTH` steps over its objects); "" when none is found."""
     ids = [goal.id] if isinstance(goal, NodeGoal) else [goal.from_id, goal.to_id]
-    found = _search(task, env, _calls(task, env, ids, used), holds, HINT_DEPTH)
+    found = _search(task, env, _calls(task, env, ids, used), lambda e, _: holds(e), HINT_DEPTH)
     if not found:
         return ""
     last = found[-1]

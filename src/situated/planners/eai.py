@@ -27,7 +27,8 @@ before without effect), or when the plan ends with goals unmet, the model rewrit
 steps before are kept, a `// ... is not possible: <reason>` line tells it why, and the grammar excludes every
 call rejected at that place (an action rejected twice there altogether). Rewrites are written in checked
 pieces; the plan ends as soon as every goal holds. At most `repairs` rewrites; the last plan is the answer
-whatever it does.
+whatever it does. A checker with hints (`eval.eai_check`) also names enabling steps, which are put before the
+failing step without a model call (`enable`), and the action that makes each unmet goal hold.
 """
 
 from __future__ import annotations
@@ -653,6 +654,29 @@ class _Writer:
                                      max_steps=self.max_steps - len(steps))
 
 
+def enable(steps: tuple[Step, ...], verdict: Check, check: Checker, max_steps: int,
+           inserted: list[str]) -> tuple[tuple[Step, ...], Check]:
+    """Put the checker's `enabler` before each failing step that has one (no model call), until none is left,
+    `max_steps` insertions are made or the plan would grow beyond `max_steps`; each insertion is appended to
+    `inserted` as `step N: <steps> before <step>`. Returns the steps and their verdict."""
+    while verdict.failed_at is not None and verdict.enabler and len(inserted) < max_steps \
+            and len(steps) + len(verdict.enabler) <= max_steps:
+        k, bad = verdict.failed_at, steps[verdict.failed_at]
+        inserted.append(f"step {k + 1}: {', '.join(s.script() for s in verdict.enabler)} before {bad.script()}")
+        steps = (*steps[:k], *verdict.enabler, *steps[k:])
+        verdict = check(steps)
+    return steps, verdict
+
+
+def checked_steps(steps: Sequence[Step], check: Checker, max_steps: int = DEFAULT_MAX_STEPS
+                  ) -> tuple[tuple[Step, ...], tuple[str, ...], Check]:
+    """The grounded check without a rewrite (no model call): a plan's steps with the checker's enabling steps
+    inserted (`enable`) and cut where every goal holds; returns them, the insertions and the last verdict."""
+    inserted: list[str] = []
+    done, verdict = enable(tuple(steps), check(steps), check, max_steps, inserted)
+    return (done[: verdict.done_at] if verdict.done_at is not None else done), tuple(inserted), verdict
+
+
 def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Checker,
                   repairs: int = DEFAULT_REPAIRS, typed: bool = True, template: str | None = None,
                   max_steps: int = DEFAULT_MAX_STEPS, max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -678,17 +702,8 @@ def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Ch
     rejected: list[str] = []
     places: dict[tuple[Step, ...], list[_Rejection]] = {}
     inserted: list[str] = []
-    verdict = check(steps)
-    while not verdict.ok:
-        if verdict.failed_at is not None and verdict.enabler and len(inserted) < max_steps \
-                and len(steps) + len(verdict.enabler) <= max_steps:
-            k, bad = verdict.failed_at, steps[verdict.failed_at]
-            inserted.append(f"step {k + 1}: {', '.join(s.script() for s in verdict.enabler)} before {bad.script()}")
-            steps = (*steps[:k], *verdict.enabler, *steps[k:])
-            verdict = check(steps)
-            continue
-        if len(rejected) >= repairs:
-            break
+    steps, verdict = enable(steps, check(steps), check, max_steps, inserted)
+    while not verdict.ok and len(rejected) < repairs:
         if verdict.failed_at is not None:
             kept, bad = steps[: verdict.failed_at], steps[verdict.failed_at]
             rejection = _Rejection(bad.call, f"{_entry_text(bad, protocol)} is not possible: {verdict.reason}")
@@ -704,7 +719,7 @@ def plan_grounded(llm: LLM, task: EaiTask, protocol: str = "1.0.5", *, check: Ch
         place.append(rejection)
         grammar = _rewrite_grammar(task, protocol, place, len(kept), typed=typed, max_steps=max_steps)
         steps = writer.rewrite(tuple(kept), _feedback([r.said for r in place]), grammar)
-        verdict = check(steps)
+        steps, verdict = enable(steps, check(steps), check, max_steps, inserted)
     if verdict.done_at is not None:
         steps = steps[: verdict.done_at]
     return EaiPlan(task.task_id, protocol, GROUNDED, format_answer(steps, protocol), steps,

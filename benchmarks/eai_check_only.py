@@ -1,0 +1,71 @@
+"""What the grounded check alone adds to a finished EAI run: no model call, no rewrite.
+
+Each stored answer of a results store (`situated eval eai ... --out DIR`) is run on the private copy of its
+task's scene with hints (`eval.eai_check`, `--hints`): the steps a failing step needs are put before it
+(`planners.eai.checked_steps`, a bounded search over the task's own actions and objects, never EAI's ground truth),
+and the plan is cut where every goal holds. The changed answers are scored by EAI's evaluator; the others keep
+their stored verdict. This is the grounded variant with zero rewrites applied to answers already written, so its
+SR is what `--hints` adds before the model writes anything more.
+
+    PYTHONHASHSEED=0 PYTHONPATH=src .venv/bin/python benchmarks/eai_check_only.py runs/eai-shots2-held
+
+Last line JSON: {"tasks", "successes_before", "successes_after", "sr_before", "sr_after", "changed",
+"with_inserted_steps", "cut_only", "changed_successes_before", "changed_successes_after", "inserted_successes_before",
+"inserted_successes_after", "changed_metrics"} (successes by EAI's evaluator: the stored per-task verdicts, and a
+pass over the changed answers; the inserted-steps subset scored once more on its own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from situated.datasets.eai_actions import load_tasks
+from situated.eval.eai import evaluate
+from situated.eval.eai_check import scene_checker
+from situated.eval.store import read_episodes
+from situated.planners.eai import checked_steps, format_answer, parse_answer
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("store", type=Path, help="a finished `situated eval eai` results folder (--out)")
+    parser.add_argument("--work", type=Path, default=None, help="evaluator folder (default: STORE/check-only)")
+    args = parser.parse_args()
+    config, episodes = read_episodes(args.store)
+    protocol = str(config["config"]["protocol"])
+    tasks = {t.task_id: t for t in load_tasks()}
+    changed: dict[str, str] = {}
+    inserted: set[str] = set()
+    for episode in episodes:
+        task = tasks[episode.task]
+        answer = str(episode.details["answer"])
+        steps, added, _ = checked_steps(parse_answer(answer, task, protocol), scene_checker(task, hints=True))
+        if format_answer(steps, protocol) != answer:
+            changed[episode.task] = format_answer(steps, protocol)
+            if added:
+                inserted.add(episode.task)
+    work = args.work or args.store / "check-only"
+    verdict = evaluate(changed, protocol, workdir=work / "changed") if changed else None
+    alone = evaluate({k: changed[k] for k in inserted}, protocol, workdir=work / "inserted") if inserted else None
+    success = {e.task: e.metrics["success"] for e in episodes}
+    before = sum(success.values())
+    changed_before = sum(success[k] for k in changed)
+    changed_after = verdict.metrics["successes"] if verdict else 0
+    after = before - changed_before + changed_after
+    n = len(episodes)
+    print(f"{n} answers: {len(changed)} changed ({len(inserted)} with inserted steps, the rest only cut where the "
+          f"goals hold); EAI successes {int(before)} -> {int(after)}")
+    print(json.dumps({
+        "tasks": n, "successes_before": int(before), "successes_after": int(after),
+        "sr_before": round(100 * before / n, 4), "sr_after": round(100 * after / n, 4),
+        "changed": len(changed), "with_inserted_steps": len(inserted), "cut_only": len(changed) - len(inserted),
+        "changed_successes_before": int(changed_before), "changed_successes_after": changed_after,
+        "inserted_successes_before": int(sum(success[k] for k in inserted)),
+        "inserted_successes_after": alone.metrics["successes"] if alone else 0,
+        "changed_metrics": verdict.metrics if verdict else None}))
+
+
+if __name__ == "__main__":
+    main()
