@@ -9,7 +9,8 @@ SR is what `--hints` adds before the model writes anything more.
 
     PYTHONHASHSEED=0 PYTHONPATH=src .venv/bin/python benchmarks/eai_check_only.py runs/eai-shots2-held
 
-Last line JSON: {"tasks", "successes_before", "successes_after", "sr_before", "sr_after", "changed",
+Last line JSON: {"tasks", "successes_before", "successes_after", "sr_before", "sr_after", "esr_before",
+"esr_after", "changed",
 "with_inserted_steps", "cut_only", "changed_successes_before", "changed_successes_after", "inserted_successes_before",
 "inserted_successes_after", "changed_metrics"} (successes by EAI's evaluator: the stored per-task verdicts, and a
 pass over the changed answers; the inserted-steps subset scored once more on its own).
@@ -50,6 +51,9 @@ def main() -> None:
     verdict = evaluate(changed, protocol, workdir=work / "changed") if changed else None
     alone = evaluate({k: changed[k] for k in inserted}, protocol, workdir=work / "inserted") if inserted else None
     success = {e.task: e.metrics["success"] for e in episodes}
+    executable = {e.task: e.metrics["executable"] for e in episodes}
+    executable_after = sum(executable.values()) - sum(executable[k] for k in changed) \
+        + (verdict.metrics["executable"] if verdict else 0)
     before = sum(success.values())
     changed_before = sum(success[k] for k in changed)
     changed_after = verdict.metrics["successes"] if verdict else 0
@@ -60,6 +64,7 @@ def main() -> None:
     print(json.dumps({
         "tasks": n, "successes_before": int(before), "successes_after": int(after),
         "sr_before": round(100 * before / n, 4), "sr_after": round(100 * after / n, 4),
+        "esr_before": round(100 * sum(executable.values()) / n, 4), "esr_after": round(100 * executable_after / n, 4),
         "changed": len(changed), "with_inserted_steps": len(inserted), "cut_only": len(changed) - len(inserted),
         "changed_successes_before": int(changed_before), "changed_successes_after": changed_after,
         "inserted_successes_before": int(sum(success[k] for k in inserted)),

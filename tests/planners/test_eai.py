@@ -19,6 +19,7 @@ from situated.planners.eai import (
     RAW,
     Step,
     answer_grammar,
+    checked_steps,
     convert_answer,
     default_template,
     format_answer,
@@ -392,3 +393,16 @@ def test_grounded_with_hints_tells_the_model_which_action_makes_a_goal_hold(lamp
     plan = plan_grounded(llm, lamp, "1.0.5", check=scene_checker(lamp, hints=True), repairs=1)
     assert "floor_lamp (1000) is ON (SWITCHON floor_lamp (1000) makes it hold)" in llm.calls[1]["prompt"]
     assert plan.checked_ok and plan.repairs == 1 and len(plan.inserted) == 1   # the WALK it needed was put in
+
+
+def test_the_check_alone_inserts_enabling_steps_and_cuts_where_the_goals_hold(lamp) -> None:
+    """`checked_steps`: the grounded check on an answer already written, with no model (what
+    benchmarks/eai_check_only.py applies to a finished run)."""
+    answer = ('{\n  "WALK": ["bedroom", "67"],\n  "SWITCHON": ["floor_lamp", "1000"],\n'
+              '  "SWITCHOFF": ["floor_lamp", "1000"]\n}')
+    steps, inserted, verdict = checked_steps(parse_answer(answer, lamp, "1.0.5"), scene_checker(lamp, hints=True))
+    assert [s.script() for s in steps] == ["[WALK] <bedroom> (67)", "[WALK] <floor_lamp> (1000)",
+                                           "[SWITCHON] <floor_lamp> (1000)"]
+    assert len(inserted) == 1 and verdict.done_at == 3   # switched off again afterwards: cut where it was on
+    plain, none, failed = checked_steps(parse_answer(answer, lamp, "1.0.5"), scene_checker(lamp))
+    assert none == () and failed.failed_at == 1 and len(plain) == 3   # without hints: nothing added, kept whole
