@@ -10,10 +10,10 @@ SR is what `--hints` adds before the model writes anything more.
     PYTHONHASHSEED=0 PYTHONPATH=src .venv/bin/python benchmarks/eai_check_only.py runs/eai-shots2-held
 
 Last line JSON: {"tasks", "successes_before", "successes_after", "sr_before", "sr_after", "esr_before",
-"esr_after", "changed",
-"with_inserted_steps", "cut_only", "changed_successes_before", "changed_successes_after", "inserted_successes_before",
-"inserted_successes_after", "changed_metrics"} (successes by EAI's evaluator: the stored per-task verdicts, and a
-pass over the changed answers; the inserted-steps subset scored once more on its own).
+"esr_after", "changed", "with_inserted_steps", "cut_only", "changed_successes_before", "changed_successes_after",
+"inserted_successes_before", "inserted_successes_after", "changed_metrics", "also_scored"} (successes by EAI's
+evaluator: the stored per-task verdicts, and a pass over the changed answers; the inserted-steps subset scored once
+more on its own; `also_scored`: with --also-score, EAI's metrics of one full pass over all checked answers).
 """
 
 from __future__ import annotations
@@ -26,23 +26,28 @@ from situated.datasets.eai_actions import load_tasks
 from situated.eval.eai import evaluate
 from situated.eval.eai_check import scene_checker
 from situated.eval.store import read_episodes
-from situated.planners.eai import checked_steps, format_answer, parse_answer
+from situated.planners.eai import checked_steps, convert_answer, format_answer, parse_answer
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("store", type=Path, help="a finished `situated eval eai` results folder (--out)")
     parser.add_argument("--work", type=Path, default=None, help="evaluator folder (default: STORE/check-only)")
+    parser.add_argument("--also-score", default=None, metavar="PROTOCOL",
+                        help="also score all checked answers, rewritten for PROTOCOL (1.0.4: names only, the "
+                             "published table's evaluator, benchmarks/eai_setup_104.sh), in one full pass")
     args = parser.parse_args()
     config, episodes = read_episodes(args.store)
     protocol = str(config["config"]["protocol"])
     tasks = {t.task_id: t for t in load_tasks()}
     changed: dict[str, str] = {}
+    checked: dict[str, str] = {}
     inserted: set[str] = set()
     for episode in episodes:
         task = tasks[episode.task]
         answer = str(episode.details["answer"])
         steps, added, _ = checked_steps(parse_answer(answer, task, protocol), scene_checker(task, hints=True))
+        checked[episode.task] = format_answer(steps, protocol)
         if format_answer(steps, protocol) != answer:
             changed[episode.task] = format_answer(steps, protocol)
             if added:
@@ -61,6 +66,10 @@ def main() -> None:
     n = len(episodes)
     print(f"{n} answers: {len(changed)} changed ({len(inserted)} with inserted steps, the rest only cut where the "
           f"goals hold); EAI successes {int(before)} -> {int(after)}")
+    also = None
+    if args.also_score:
+        rewritten = {k: convert_answer(v, tasks[k], protocol, args.also_score) for k, v in checked.items()}
+        also = evaluate(rewritten, args.also_score, workdir=work / f"all-{args.also_score}").metrics
     print(json.dumps({
         "tasks": n, "successes_before": int(before), "successes_after": int(after),
         "sr_before": round(100 * before / n, 4), "sr_after": round(100 * after / n, 4),
@@ -69,7 +78,8 @@ def main() -> None:
         "changed_successes_before": int(changed_before), "changed_successes_after": changed_after,
         "inserted_successes_before": int(sum(success[k] for k in inserted)),
         "inserted_successes_after": alone.metrics["successes"] if alone else 0,
-        "changed_metrics": verdict.metrics if verdict else None}))
+        "changed_metrics": verdict.metrics if verdict else None,
+        **({"also_scored": also} if also is not None else {})}))
 
 
 if __name__ == "__main__":
