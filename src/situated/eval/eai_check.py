@@ -125,7 +125,7 @@ def _calls(task: EaiTask, env: HouseholdEnv, ids: Sequence[int], used: Sequence[
     return calls
 
 
-def _search(task: EaiTask, env: HouseholdEnv, calls: Sequence[Step],
+def _search(env: HouseholdEnv, calls: Sequence[Step],
             done: Callable[[HouseholdEnv, frozenset[str]], bool], depth: int) -> tuple[Step, ...] | None:
     """The shortest sequence of `calls` (at most `depth`, breadth first, `HINT_BUDGET` tries) after which
     `done(scene, changes so far)` holds on a copy of `env`; each step must run and change something. None when
@@ -167,7 +167,7 @@ def enabler(task: EaiTask, env: HouseholdEnv, step: Step, used: Sequence[Step] =
         result = trial.fork().step_ids(step.action.lower(), step.ids)
         return result.ok and not any(_undoes(c) in changes for c in result.changes)
 
-    return _search(task, env, _calls(task, env, step.ids, used), runs, ENABLER_DEPTH) or ()
+    return _search(env, _calls(task, env, step.ids, used), runs, ENABLER_DEPTH) or ()
 
 
 def _hint(task: EaiTask, env: HouseholdEnv, goal: NodeGoal | EdgeGoal, holds: Callable[[HouseholdEnv], bool],
@@ -175,7 +175,7 @@ def _hint(task: EaiTask, env: HouseholdEnv, goal: NodeGoal | EdgeGoal, holds: Ca
     """` (ACTION name (id) makes it hold)`: the last step of the shortest search that reaches the goal from
     `env` (at most `HINT_DEPTH` steps over its objects); "" when none is found."""
     ids = [goal.id] if isinstance(goal, NodeGoal) else [goal.from_id, goal.to_id]
-    found = _search(task, env, _calls(task, env, ids, used), lambda e, _: holds(e), HINT_DEPTH)
+    found = _search(env, _calls(task, env, ids, used), lambda e, _: holds(e), HINT_DEPTH)
     if not found:
         return ""
     last = found[-1]
