@@ -48,8 +48,8 @@ def main() -> None:
         answer = str(episode.details["answer"])
         steps, added, _ = checked_steps(parse_answer(answer, task, protocol), scene_checker(task, hints=True))
         checked[episode.task] = format_answer(steps, protocol)
-        if format_answer(steps, protocol) != answer:
-            changed[episode.task] = format_answer(steps, protocol)
+        if checked[episode.task] != answer:
+            changed[episode.task] = checked[episode.task]
             if added:
                 inserted.add(episode.task)
     work = args.work or args.store / "check-only"

@@ -56,10 +56,17 @@ def _action_goals_unmet(goals: Sequence[str], executed: Sequence[Step]) -> list[
     return []
 
 
-def _unmet(task: EaiTask, env: HouseholdEnv, executed: Sequence[Step]) -> list[str]:
+def _unmet(task: EaiTask, env: HouseholdEnv, executed: Sequence[Step], hints: bool = False) -> list[str]:
+    """The goals that do not hold after `executed`, in words; `hints`: node and edge goals followed by the
+    action that makes them hold (`_hint`)."""
     g = env.graph
-    unmet = [goal_text(task, n) for n in task.node_goals if n.state not in g.states(n.id)]
-    unmet += [goal_text(task, e) for e in task.edge_goals if not g.has_edge(e.from_id, e.relation, e.to_id)]
+
+    def text(goal: NodeGoal | EdgeGoal, holds: Callable[[HouseholdEnv], bool]) -> str:
+        return goal_text(task, goal) + (_hint(task, env, goal, holds, executed) if hints else "")
+
+    unmet = [text(n, partial(_has_state, n)) for n in task.node_goals if n.state not in g.states(n.id)]
+    unmet += [text(e, partial(_has_edge, e)) for e in task.edge_goals
+              if not g.has_edge(e.from_id, e.relation, e.to_id)]
     return unmet + [goal_text(task, a) for a in _action_goals_unmet(task.action_goals, executed)]
 
 
@@ -82,15 +89,11 @@ def check_plan(task: EaiTask, steps: Sequence[Step], graph: dict | SceneGraph | 
             return Check(k, REPEAT_REASON)
         if not _unmet(task, env, steps[: k + 1]):
             return Check(done_at=k + 1)
-    if not hints:
-        return Check(unmet=tuple(_unmet(task, env, steps)))
-    g = env.graph
-    unmet = [goal_text(task, n) + _hint(task, env, n, lambda e, n=n: n.state in e.graph.states(n.id), steps)
-             for n in task.node_goals if n.state not in g.states(n.id)]
-    unmet += [goal_text(task, e) + _hint(task, env, e, partial(_has_edge, e), steps)
-              for e in task.edge_goals if not g.has_edge(e.from_id, e.relation, e.to_id)]
-    unmet += [goal_text(task, a) for a in _action_goals_unmet(task.action_goals, steps)]
-    return Check(unmet=tuple(unmet))
+    return Check(unmet=tuple(_unmet(task, env, steps, hints)))
+
+
+def _has_state(goal: NodeGoal, env: HouseholdEnv) -> bool:
+    return goal.state in env.graph.states(goal.id)
 
 
 def _has_edge(goal: EdgeGoal, env: HouseholdEnv) -> bool:
