@@ -15,17 +15,20 @@ directions match ("halfway", "stop in the intersection", "a few steps after turn
 training-area routes in that class (the route agent's example pool), and that per-class rule is measured on the
 test file's routes. This is what a stop line read from the words alone, without landmarks, can add.
 
+Then the whole route read from the words (`planners.velma_words.WordsAgent`: named turns, counted intersections,
+the cue's stop line), walked on the training-area routes of both files: how often its turns and counts equal the
+gold route's, and its TC.
+
     PYTHONPATH=src .venv/bin/python benchmarks/velma_route_ceiling.py [--data ../shared/data/velma/map2seq_seen]
 
 Last line JSON: {"routes", "gold_tc", "gold_stop_counts", "tc_by_steps_after_turn", "best_steps_after_turn",
-"best_tc", "cue_rules", "tc_cue_rules"}.
+"best_tc", "cue_rules", "tc_cue_rules", "words_agent"}.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 
@@ -33,26 +36,9 @@ from situated.datasets.map2seq import load_split
 from situated.envs.streets.env import NavInstance, StreetEnv
 from situated.eval.navigation import in_partition, navigation_episode
 from situated.planners.velma_route import Leg, RouteAgent, RouteExample, route_example
+from situated.planners.velma_words import STOP_RULES, WordsAgent, read_route, stop_cue
 
-STOP_CUES = (
-    ("halfway", r"half ?way|1/2|middle of the block|mid-?block|mid ?way"),
-    ("three quarters", r"3/4|three.quarters"),
-    ("in the intersection", r"stop (?:in|at|inside|within) (?:the )?(?:center |middle )?(?:of )?"
-                            r"(?:the |this |that )?(?:next )?(?:intersection|light|corner|crosswalk)|"
-                            r"(?:intersection|light|corner),? (?:and )?stop\b"),
-    ("steps after turning", r"(?:after|once) (?:you )?(?:turn|turning)|step.{0,20}after turning|a few steps|"
-                            r"couple (?:of )?steps|one step|1 step|take a step|two steps"),
-    ("too far", r"too far"),
-    ("end of the block", r"end of the block|near the end|before the (?:next )?(?:light|intersection|corner)"),
-)
-"""Stop cues in the directions, first match wins (written on the dev file's training-area routes)."""
 CUE_RULES = tuple(Leg("stop", n, k) for n in range(3) for k in range(13))
-
-
-def stop_cue(directions: str) -> str:
-    """The class of the first `STOP_CUES` pattern the directions match, else "none"."""
-    text = directions.lower()
-    return next((name for name, pattern in STOP_CUES if re.search(pattern, text)), "none")
 
 
 class GivenRoute(RouteAgent):
@@ -122,12 +108,23 @@ def main() -> None:
     fallback = Leg("stop", 0, best)
     by_cue = completion_rate(env, instances, examples, lambda e: rules.get(stop_cue(e.instruction), fallback))
     print(f"gold turns, stop rule chosen by the directions' stop cue: TC {by_cue:.1f}")
+    print("the dev file's rules are situated.planners.velma_words.STOP_RULES:",
+          all(STOP_RULES[cue] == rule for cue, rule in rules.items()))
+    words = {}
+    for split in ("dev", "test"):
+        split_env, split_instances, split_examples = training_routes(args.data, split)
+        turns = sum(read_route(i.instruction)[:-1] == split_examples[i.id].legs[:-1] for i in split_instances)
+        episodes = [navigation_episode(split_env, WordsAgent(), i) for i in split_instances]
+        words[split] = {"turns_right": turns, "tc": round(100 * sum(e.metrics["tc"] for e in episodes)
+                                                          / len(split_instances), 1)}
+        print(f"words agent ({split} file, {len(split_instances)} routes): turns and counts right in {turns}, "
+              f"TC {words[split]['tc']:.1f}")
     print(json.dumps({"routes": len(instances), "gold_tc": gold,
                       "gold_stop_counts": {f"{n},{k}": c for (n, k), c in stops.most_common(10)},
                       "tc_by_steps_after_turn": {k: round(v, 1) for k, v in by_steps.items()},
                       "best_steps_after_turn": best, "best_tc": round(by_steps[best], 1),
                       "cue_rules": {cue: rule.text(True) for cue, rule in sorted(rules.items())},
-                      "tc_cue_rules": round(by_cue, 1)}))
+                      "tc_cue_rules": round(by_cue, 1), "words_agent": words}))
 
 
 if __name__ == "__main__":

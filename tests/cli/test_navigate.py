@@ -147,3 +147,18 @@ def test_route_agent_options_are_checked(dataset, tmp_path: Path, monkeypatch: p
         assert run_cli(["navigate", "--data", data, *extra], monkeypatch) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("error:") and needle in err and "\n" not in err, err
+
+
+def test_words_agent_needs_no_model_and_turns_where_the_directions_say(
+    velma_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--agent words` runs on the real Map2seq dev file with no model: it calls none, and it turns (the
+    forward-only agent never does)."""
+    args = ["navigate", "--data", str(velma_data / "map2seq_unseen"), "--agent", "words", "--limit", "10",
+            "--json", "--out", str(tmp_path)]
+    assert run_cli(args, monkeypatch) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["n"] == 10
+    episodes = [json.loads(line) for line in (tmp_path / "map2seq_dev_words" / "episodes.jsonl").open()]
+    assert all(e["cost"]["calls"] == 0 for e in episodes)
+    assert sum(action in ("left", "right") for e in episodes for action in e["details"]["actions"]) >= 10

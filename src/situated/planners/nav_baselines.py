@@ -82,11 +82,12 @@ class RandomAgent:
 
 
 #: Agent names `make_agent` knows.
-AGENTS: tuple[str, ...] = ("gold", "forward", "random", "llm", "route")
+AGENTS: tuple[str, ...] = ("gold", "forward", "random", "words", "llm", "route")
 
 
 def make_agent(name: str, **opts: Any) -> NavAgent:
-    """Build a navigation agent by name. Options: `graph` (gold), `seed` (random); for llm (VELMA's prompting
+    """Build a navigation agent by name (words: `planners.velma_words.WordsAgent`, the route the directions' words
+    give, no model). Options: `graph` (gold), `seed` (random); for llm (VELMA's prompting
     agent, `planners.velma.VelmaAgent`) `llm` (an LLM) and `examples` (solved example trajectories), optionally
     `shots` with `retriever` (examples retrieved per instance) and `stop_threshold` (stop by p(stop)); for route
     (`planners.velma_route.RouteAgent`: one call writes a counted route) `llm`, `examples` (example routes),
@@ -100,6 +101,10 @@ def make_agent(name: str, **opts: Any) -> NavAgent:
         return ForwardAgent()
     if name == "random":
         return RandomAgent(seed=int(opts.get("seed", 0)))
+    if name == "words":
+        from .velma_words import WordsAgent
+
+        return WordsAgent()
     if name == "llm":
         from .velma import VelmaAgent
 
