@@ -101,7 +101,8 @@ def test_llm_agent_lever_options_are_checked(dataset, tmp_path: Path, monkeypatc
                           (["--agent", "llm", "--model", "m", "--examples", "retrieved", "--shots", "0"], "--shots"),
                           (["--agent", "llm", "--model", "m", "--stop-threshold", "1.5"], "--stop-threshold"),
                           (["--agent", "forward", "--count-intersections"], "for --agent llm"),
-                          (["--agent", "llm", "--model", "m", "--turn-words"], "for --agent route")):
+                          (["--agent", "llm", "--model", "m", "--turn-words"], "for --agent route"),
+                          (["--agent", "words", "--word-counts"], "for --agent route")):
         assert run_cli(["navigate", "--data", data, *extra], monkeypatch) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith("error:") and needle in err and "\n" not in err, err

@@ -24,6 +24,7 @@ from situated.planners.velma_route import (
     route_grammar,
     turn_words,
 )
+from situated.planners.velma_words import read_route
 
 
 @pytest.mark.parametrize("name", ["map2seq_unseen", "touchdown_unseen"])
@@ -74,6 +75,24 @@ def test_prose_around_a_route_is_passed_over_by_the_agent(dev: NavDataset) -> No
     agent = RouteAgent(llm, [], shots=0)
     navigation_episode(StreetEnv(dev.graph), agent, dev.instances[0])
     assert agent.legs == (Leg("left", 1, 0), Leg("stop", 1, 0))
+
+
+def test_with_word_counts_the_model_writes_only_the_stop_line(seen: NavDataset, dev: NavDataset) -> None:
+    """`follow_word_counts`: the grammar fixes each named turn at the intersection the words count to."""
+    grammar = route_grammar(turns=("left", "right"), counts=(2, 1))
+    assert accepts(grammar, "left at intersection 2\nright at intersection 1\nstop 3 steps after the turn\n")
+    assert not accepts(grammar, "left at intersection 1\nright at intersection 1\nstop 3 steps after the turn\n")
+    assert not accepts(grammar, "left 2 steps after intersection 2\nright at intersection 1\nstop at intersection 1\n")
+    with pytest.raises(ValueError, match="one of 1-59 per turn"):
+        route_grammar(turns=("left", "right"), counts=(2,))
+    instance = next(i for i in dev.instances if 0 < len(turn_words(i.instruction)) <= 8)
+    words = read_route(instance.instruction)[:-1]
+    llm = ScriptedLLM(default=render_route(words) + "stop 3 steps after the turn\n")
+    agent = RouteAgent(llm, route_examples(seen), shots=2, follow_word_counts=True)
+    navigation_episode(StreetEnv(dev.graph), agent, instance)
+    assert llm.calls[-1]["grammar"] == route_grammar(turns=[leg.action for leg in words],
+                                                     counts=[leg.intersections for leg in words])
+    assert agent.legs == (*words, Leg("stop", 0, 3))
 
 
 def test_the_grammar_allows_only_bounded_routes_that_end_in_a_stop() -> None:

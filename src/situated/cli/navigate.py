@@ -165,6 +165,9 @@ def navigate(
     turn_words: Annotated[bool, typer.Option("--turn-words", help=(
         "--agent route: when the directions name their turns ('take a left', 'right onto ...'), the grammar "
         "fixes those turns in order; the model writes where each happens and where to stop."))] = False,
+    word_counts: Annotated[bool, typer.Option("--word-counts", help=(
+        "--agent route: as --turn-words, and the grammar also fixes where each turn happens, counted from the "
+        "lights the directions pass (as --agent words reads them); the model writes only the stop line."))] = False,
     cassette: Annotated[
         Path | None, typer.Option("--cassette", help="Record/replay LLM calls in this JSON-lines file.")
     ] = None,
@@ -197,8 +200,8 @@ def navigate(
         raise SituatedError("--examples and --shots are for --agent llm or route")
     if agent != "llm" and (stop_threshold is not None or count_intersections):
         raise SituatedError("--stop-threshold and --count-intersections are for --agent llm")
-    if agent != "route" and turn_words:
-        raise SituatedError("--turn-words is for --agent route")
+    if agent != "route" and (turn_words or word_counts):
+        raise SituatedError("--turn-words and --word-counts are for --agent route")
     shots = shots if shots is not None else ROUTE_SHOTS if agent == "route" else 2
     check_counts(("--threads", threads, 1), ("--jobs", jobs, 1), ("--shots", shots, 1 if agent == "route" else 0))
     examples = examples or ("retrieved" if agent == "route" else "fixed")
@@ -243,13 +246,14 @@ def navigate(
     job = NavigationJob(agent, str(data.resolve()), dataset=loaded.name, seed=seed, model=spec, examples=solved,
                         visibility=seen, max_steps=None if agent == "gold" else MAX_STEPS, graph=loaded.graph,
                         shots=shots if retrieved else None, retriever=retrieved, stop_threshold=stop_threshold,
-                        count_intersections=count_intersections, turn_words=turn_words)
+                        count_intersections=count_intersections, turn_words=turn_words, word_counts=word_counts)
     store = None
     if out is not None:
         label = _agent_label(agent, seed, model) + ("-extracted" if extract_landmarks else "") + "".join((
             f"-shots{shots}" if shots != 2 else "", f"-{retrieved}" if retrieved else "",
             f"-stop{stop_threshold:g}" if stop_threshold is not None else "",
-            "-counted" if count_intersections else "", "-turnwords" if turn_words else ""))
+            "-counted" if count_intersections else "", "-turnwords" if turn_words and not word_counts else "",
+            "-wordcounts" if word_counts else ""))
         store = out / f"{loaded.name}_{split}_{label}"
     config = navigation_config(
         loaded.instances, dataset=loaded.name, split=split, data=str(data.resolve()) if data else None, agent=agent,
@@ -259,7 +263,8 @@ def navigate(
         **{name: value for name, value in (("shots", shots if shots != 2 else None), ("retriever", retrieved),
                                            ("stop_threshold", stop_threshold),
                                            ("count_intersections", count_intersections or None),
-                                           ("turn_words", turn_words or None))
+                                           ("turn_words", turn_words or None),
+                                           ("word_counts", word_counts or None))
            if value is not None})
     with episode_progress(Console(stderr=True), f"{loaded.name} {split} · {agent}", quiet=as_json) as progress:
         episodes = evaluate_navigation_job(job, instances, runner, out=store, config=config, on_progress=progress)

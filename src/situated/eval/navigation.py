@@ -220,6 +220,8 @@ class NavigationJob:
     """The verbalizer says which intersection this is since the last turn (the examples must be made alike)."""
     turn_words: bool = False
     """The route agent's grammar fixes the turns the directions name (`RouteAgent.follow_turn_words`)."""
+    word_counts: bool = False
+    """... and where each happens, read from the words (`RouteAgent.follow_word_counts`)."""
 
     def __post_init__(self) -> None:
         if self.agent not in AGENTS:
@@ -239,7 +241,7 @@ class NavigationJob:
         retriever = make_retriever(self.retriever) if self.retriever is not None else None
         agent = make_agent(self.agent, graph=graph, seed=self.seed, llm=llm, examples=self.examples,
                            shots=self.shots, retriever=retriever, stop_threshold=self.stop_threshold,
-                           turn_words=self.turn_words)
+                           turn_words=self.turn_words, word_counts=self.word_counts)
         env = StreetEnv(graph, self.visibility.make(graph), max_steps=self.max_steps,
                         count_intersections=self.count_intersections)
         return lambda instance, run: navigation_episode(env, agent, instance, run)

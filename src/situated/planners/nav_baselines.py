@@ -91,7 +91,8 @@ def make_agent(name: str, **opts: Any) -> NavAgent:
     agent, `planners.velma.VelmaAgent`) `llm` (an LLM) and `examples` (solved example trajectories), optionally
     `shots` with `retriever` (examples retrieved per instance) and `stop_threshold` (stop by p(stop)); for route
     (`planners.velma_route.RouteAgent`: one call writes a counted route) `llm`, `examples` (example routes),
-    `shots` and optionally `retriever` and `turn_words` (the grammar fixes the turns the directions name)."""
+    `shots` and optionally `retriever` and `turn_words` (the grammar fixes the turns the directions name) or
+    `word_counts` (and where they happen)."""
     if name == "gold":
         graph = opts.get("graph")
         if not isinstance(graph, StreetGraph):
@@ -120,5 +121,6 @@ def make_agent(name: str, **opts: Any) -> NavAgent:
         if llm is None or not examples:
             raise SituatedError("the route agent needs a model (llm=...) and example routes (examples=...)")
         return RouteAgent(llm, examples, shots=int(opts.get("shots") or 0), retriever=opts.get("retriever"),
-                          follow_turn_words=bool(opts.get("turn_words")))
+                          follow_turn_words=bool(opts.get("turn_words")),
+                          follow_word_counts=bool(opts.get("word_counts")))
     raise SituatedError(f"unknown agent {name!r}; expected one of {', '.join(AGENTS)}")

@@ -104,13 +104,18 @@ def turn_words(directions: str) -> tuple[str, ...]:
     return tuple((a or b).lower() for a, b in _TURN_WORDS.findall(directions))
 
 
-def route_grammar(max_turns: int = MAX_TURNS, turns: Sequence[str] | None = None) -> str:
+def route_grammar(max_turns: int = MAX_TURNS, turns: Sequence[str] | None = None,
+                  counts: Sequence[int] | None = None) -> str:
     """GBNF for a route: up to `max_turns` turn lines, then one stop line; counts 0-59. `turns`: the left/right
-    turns in this order (each may follow a turn_around line), so the model writes only where they happen."""
+    turns in this order (each may follow a turn_around line), so the model writes only where they happen;
+    `counts` (one per turn): each turn is also fixed "at intersection N", so the model writes only the stop."""
     if turns:
         if any(t not in ("left", "right") for t in turns) or len(turns) > max_turns:
             raise ValueError(f"turns must be at most {max_turns} of left/right, got {list(turns)}")
-        fixed = " ".join(f'around? "{t} " place "\\n"' for t in turns)
+        if counts is not None and (len(counts) != len(turns) or not all(0 < n <= MAX_COUNT for n in counts)):
+            raise ValueError(f"counts must be one of 1-{MAX_COUNT} per turn, got {list(counts)}")
+        places = [f'"at intersection {n}"' for n in counts] if counts is not None else ["place"] * len(turns)
+        fixed = " ".join(f'around? "{t} " {where} "\\n"' for t, where in zip(turns, places, strict=True))
         head = [f'root ::= {fixed} around? "stop " place "\\n"', 'around ::= "turn_around " place "\\n"']
     else:
         head = [f'root ::= turn{{0,{max_turns}}} "stop " place "\\n"',
@@ -186,11 +191,12 @@ class RouteAgent(ModelUsage):
     """NavAgent: one model call per episode writes the route (after `shots` examples, the nearest to the
     directions when a `retriever` is given, nearest last); then each step is counted, not asked.
     `follow_turn_words`: when the directions name their turns (`turn_words`), the grammar fixes those turns in
-    that order and the model writes only where each happens and where to stop."""
+    that order and the model writes only where each happens and where to stop; `follow_word_counts` also fixes
+    where each happens (`velma_words.turn_counts`), so the model writes only the stop line."""
 
     def __init__(self, llm: LLM, examples: Sequence[RouteExample], *, shots: int = 5,
                  retriever: Retriever | None = None, max_tokens: int = 160,
-                 follow_turn_words: bool = False) -> None:
+                 follow_turn_words: bool = False, follow_word_counts: bool = False) -> None:
         if shots < 0 or (shots and not examples):
             raise SituatedError(f"the route agent needs examples for {shots} shots")
         self.llm = llm
@@ -199,7 +205,8 @@ class RouteAgent(ModelUsage):
         self.retriever = retriever
         self.max_tokens = max_tokens
         self.grammar = route_grammar()
-        self.follow_turn_words = follow_turn_words
+        self.follow_turn_words = follow_turn_words or follow_word_counts
+        self.follow_word_counts = follow_word_counts
         self.legs: tuple[Leg, ...] = ()
         self.route_text = ""
         super().__init__()
@@ -223,7 +230,13 @@ class RouteAgent(ModelUsage):
     def grammar_for(self, instance: NavInstance) -> str:
         """The route grammar of an episode: its turn words fixed when `follow_turn_words` finds 1 to MAX_TURNS."""
         words = turn_words(instance.instruction) if self.follow_turn_words else ()
-        return route_grammar(turns=words) if 0 < len(words) <= MAX_TURNS else self.grammar
+        if not 0 < len(words) <= MAX_TURNS:
+            return self.grammar
+        if self.follow_word_counts:
+            from .velma_words import turn_counts  # velma_words builds on this module
+
+            return route_grammar(turns=words, counts=turn_counts(instance.instruction))
+        return route_grammar(turns=words)
 
     def reset(self, instance: NavInstance) -> None:
         answer = self.llm.complete(self.prompt(instance), stop=("\n\n",), max_tokens=self.max_tokens,
