@@ -8,9 +8,10 @@ import pytest
 from situated.datasets.map2seq import NavDataset
 from situated.envs.streets.env import StreetEnv
 from situated.eval.navigation import in_partition, navigation_episode
+from situated.planners.direction_words import turn_counts
 from situated.planners.nav_baselines import make_agent
 from situated.planners.velma_route import route_example
-from situated.planners.velma_words import STOP_RULES, WordsAgent, read_route, stop_cue, turn_counts
+from situated.planners.velma_words import STOP_RULES, WordsAgent, read_route, stop_cue
 
 
 @pytest.mark.parametrize(("directions", "counts"), [

@@ -30,6 +30,7 @@ from ..envs.streets.oracle import gold_actions
 from ..errors import DataError, SituatedError
 from ..llm.base import LLM
 from .base import ModelUsage
+from .direction_words import turn_counts, turn_words
 from .retrieval import Retriever, nearest
 
 MAX_TURNS = 8
@@ -41,9 +42,6 @@ TASK_LINE = (
     "start); turns happen at intersections. The last line says where to stop: at an intersection, or a number "
     "of steps after an intersection, after the last turn or after the start."
 )
-_TURN_WORDS = re.compile(
-    r"\b(?:turn|make|take|hang|go|bear|veer|head)\s+(?:a\s+|another\s+|your\s+(?:first\s+|second\s+|next\s+)?)?"
-    r"(left|right)\b|\b(left|right)\s+(?:turn|at|onto|on to|again)\b", re.IGNORECASE)
 _LINE = re.compile(
     r"^(?P<action>left|right|turn_around|stop) (?:at intersection (?P<at>\d+)|at the start|"
     r"(?P<steps>\d+) steps? after (?:intersection (?P<after>\d+)|the turn|the start))$"
@@ -94,14 +92,6 @@ def parse_route(text: str, *, strict: bool = True) -> tuple[Leg, ...]:
         if legs[-1].action == "stop":
             break
     return tuple(legs)
-
-
-def turn_words(directions: str) -> tuple[str, ...]:
-    """The turns the directions name, in order: "turn left", "take a right", "make your first left", "right
-    onto ...", "left at ...". Landmarks "on your left" are not turns. On the 594 training-area routes of
-    map2seq_seen's dev file (the route agent's example pool) the words equal the gold route's left/right
-    sequence in 472 (79.5 %)."""
-    return tuple((a or b).lower() for a, b in _TURN_WORDS.findall(directions))
 
 
 def route_grammar(max_turns: int = MAX_TURNS, turns: Sequence[str] | None = None,
@@ -192,7 +182,7 @@ class RouteAgent(ModelUsage):
     directions when a `retriever` is given, nearest last); then each step is counted, not asked.
     `follow_turn_words`: when the directions name their turns (`turn_words`), the grammar fixes those turns in
     that order and the model writes only where each happens and where to stop; `follow_word_counts` also fixes
-    where each happens (`velma_words.turn_counts`), so the model writes only the stop line."""
+    where each happens (`direction_words.turn_counts`), so the model writes only the stop line."""
 
     def __init__(self, llm: LLM, examples: Sequence[RouteExample], *, shots: int = 5,
                  retriever: Retriever | None = None, max_tokens: int = 160,
@@ -233,8 +223,6 @@ class RouteAgent(ModelUsage):
         if not 0 < len(words) <= MAX_TURNS:
             return self.grammar
         if self.follow_word_counts:
-            from .velma_words import turn_counts  # velma_words builds on this module
-
             return route_grammar(turns=words, counts=turn_counts(instance.instruction))
         return route_grammar(turns=words)
 
