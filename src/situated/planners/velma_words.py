@@ -12,7 +12,7 @@ The route has the route agent's shape (`velma_route.Leg`) and is walked by its w
   when walked after their gold turns (`STOP_RULES`, from `benchmarks/velma_route_ceiling.py`).
 
 All patterns and rules were written on the training-area routes of map2seq_seen's dev file (the route agent's
-example pool) and checked once on those of its test file; never on unseen dev or test data. Only English
+example pool) and checked on those of its test file; never on unseen dev or test data. Only English
 Map2seq-style directions are read; a landmark ("turn right at Starbucks") counts as the next intersection.
 """
 
