@@ -86,7 +86,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data/velma/map2seq_seen")
     args = parser.parse_args()
-    env, instances, examples = training_routes(args.data, "test")
+    routes = {split: training_routes(args.data, split) for split in ("dev", "test")}
+    env, instances, examples = routes["test"]
     stops = Counter((e.legs[-1].intersections, e.legs[-1].steps) for e in examples.values())
     print(f"{len(instances)} training-area routes of {args.data} (test file)")
     print("gold stop lines (intersections since the last turn, steps):", stops.most_common(10))
@@ -101,7 +102,7 @@ def main() -> None:
             tc = completion_rate(env, instances, examples, lambda e, n=n, k=k: Leg("stop", n, k))
             print(f"gold turns, 'stop {k} steps after intersection {n}': TC {tc:.1f}")
     best = max(by_steps, key=by_steps.__getitem__)
-    rules = cue_rules(*training_routes(args.data, "dev"))
+    rules = cue_rules(*routes["dev"])
     cues = Counter(stop_cue(i.instruction) for i in instances)
     for cue, rule in sorted(rules.items()):
         print(f"stop cue {cue!r} ({cues[cue]} test routes): rule chosen on dev {rule.text(True)!r}")
@@ -111,8 +112,7 @@ def main() -> None:
     print("the dev file's rules are situated.planners.velma_words.STOP_RULES:",
           all(STOP_RULES[cue] == rule for cue, rule in rules.items()))
     words = {}
-    for split in ("dev", "test"):
-        split_env, split_instances, split_examples = training_routes(args.data, split)
+    for split, (split_env, split_instances, split_examples) in routes.items():
         turns = sum(read_route(i.instruction)[:-1] == split_examples[i.id].legs[:-1] for i in split_instances)
         episodes = [navigation_episode(split_env, WordsAgent(), i) for i in split_instances]
         words[split] = {"turns_right": turns, "tc": round(100 * sum(e.metrics["tc"] for e in episodes)
