@@ -1,7 +1,7 @@
 """What the grounded check alone adds to a finished EAI run: no model call, no rewrite.
 
 Each stored answer of a results store (`situated eval eai ... --out DIR`) is run on the private copy of its
-task's scene with hints (`eval.eai_check`, `--hints`): the steps a failing step needs are put before it
+task's scene with hints (`eval.systems.eai_check`, `--hints`): the steps a failing step needs are put before it
 (`planners.eai.checked_steps`, a bounded search over the task's own actions and objects, never EAI's ground truth),
 and the plan is cut where every goal holds. The changed answers are scored by EAI's evaluator; the others keep
 their stored verdict. This is the grounded variant with zero rewrites applied to answers already written, so its
@@ -23,9 +23,9 @@ import json
 from pathlib import Path
 
 from situated.datasets.eai_actions import load_tasks
-from situated.eval.eai import evaluate
-from situated.eval.eai_check import scene_checker
 from situated.eval.store import read_episodes
+from situated.eval.systems.eai_check import scene_checker
+from situated.eval.systems.eai_evaluator import evaluate
 from situated.planners.eai import checked_steps, convert_answer, format_answer, parse_answer
 
 

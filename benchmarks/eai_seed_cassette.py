@@ -17,8 +17,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from situated.datasets.eai_actions import load_tasks
-from situated.eval.eai_episodes import mode
 from situated.eval.store import read_episodes
+from situated.eval.systems.eai_episodes import mode
 from situated.llm.cassette import Cassette
 from situated.planners.eai import DEFAULT_MAX_TOKENS, answer_grammar, model_prompt
 

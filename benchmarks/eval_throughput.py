@@ -3,7 +3,7 @@ N at once — as N sequences of one batched llama.cpp context, and as N worker p
 
 The same K Map2seq dev episodes (the first K of `map2seq_unseen` dev, two solved examples from `map2seq_seen`)
 are run by the LLM agent under each configuration through the evaluation code itself
-(`eval.navigation.NavigationJob` and the executors of `eval.executors`), in memory (no results store):
+(`eval.systems.navigation_episodes.NavigationJob` and the executors of `eval.executors`), in memory (no results store):
 
 - `jobs 1`: this process, one episode after the other (`SequentialExecutor`), llama.cpp with `--threads`;
 - `batched N`: N threads of this process whose model calls are decoded together, N sequences of one context
@@ -43,7 +43,12 @@ from situated.datasets.map2seq import load_split
 from situated.envs.streets.env import MAX_STEPS
 from situated.eval.episode import Episode
 from situated.eval.executors import Executor, ModelSpec, ProcessExecutor, SequentialExecutor, ThreadExecutor
-from situated.eval.navigation import NavigationJob, evaluate_navigation_job, navigation_summary, velma_examples
+from situated.eval.systems.navigation_episodes import (
+    NavigationJob,
+    evaluate_navigation_job,
+    navigation_summary,
+    velma_examples,
+)
 from situated.planners.velma import render_head
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -14,7 +14,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from situated.eval.fidelity import FidelityReport, compare, load_cases, mutants
+from situated.eval.systems.household_fidelity import FidelityReport, compare, load_cases, mutants
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_PROGPROMPT = ROOT.parent / "shared" / "data" / "progprompt"

@@ -27,7 +27,7 @@ from pathlib import Path
 from situated.datasets.map2seq import load_split
 from situated.envs.streets.env import NavInstance, StreetEnv
 from situated.envs.streets.oracle import gold_actions
-from situated.eval.navigation import velma_examples
+from situated.eval.systems.navigation_episodes import velma_examples
 from situated.llm import load
 from situated.planners.velma import ACTION_GRAMMAR, VelmaAgent
 

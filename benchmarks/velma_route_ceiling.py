@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping
 
 from situated.datasets.map2seq import load_split
 from situated.envs.streets.env import NavInstance, StreetEnv
-from situated.eval.navigation import in_partition, navigation_episode
+from situated.eval.systems.navigation_episodes import in_partition, navigation_episode
 from situated.planners.velma_route import Leg, RouteAgent, RouteExample, route_example
 from situated.planners.velma_words import STOP_RULES, WordsAgent, read_route, stop_cue
 

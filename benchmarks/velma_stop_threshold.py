@@ -38,8 +38,8 @@ from situated.datasets.map2seq import load_split
 from situated.envs.streets.env import NavInstance, StreetEnv
 from situated.envs.streets.graph import StreetGraph
 from situated.envs.streets.oracle import gold_actions
-from situated.eval.navigation import in_partition, velma_examples
-from situated.eval.navigation_metrics import reached
+from situated.eval.systems.navigation_episodes import in_partition, velma_examples
+from situated.eval.systems.navigation_metrics import reached
 from situated.llm import load
 from situated.planners.velma import VelmaAgent
 

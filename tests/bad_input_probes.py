@@ -12,8 +12,8 @@ One probe per defect class of the issue "Hold every promise under bad input" (se
 before and after"). `tests/cli/test_bad_input.py` runs the same probes against this tree; this script prints a
 table for any tree, e.g. the old main checked out elsewhere:
 
-    .venv/bin/python benchmarks/bad_input_probes.py --src ../base/src       # before
-    .venv/bin/python benchmarks/bad_input_probes.py                         # after (this tree)
+    .venv/bin/python tests/bad_input_probes.py --src ../base/src       # before
+    .venv/bin/python tests/bad_input_probes.py                         # after (this tree)
 
 Prints one row per probe (class, exit code, seconds, first stderr line, problems) and, as its last line, JSON:
 {"src", "probes", "kept", "broken": [names]}.

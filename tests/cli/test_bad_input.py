@@ -2,30 +2,23 @@
 under bad input" — exit 2 with one `error:` line naming the file or field (130 and "aborted" for Ctrl-C), no
 traceback, no hang, no input changed.
 
-The probes (inputs, command lines, expectations) are those of `benchmarks/bad_input_probes.py`, which prints
+The probes (inputs, command lines, expectations) are those of `tests/bad_input_probes.py`, which prints
 the same table for any source tree (the before/after table of docs/robustness.md); here they run against this
 tree, four at a time, sharing one hostile OpenAI-compatible server on 127.0.0.1.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+import bad_input_probes as probes
 from fakes import ROOT
 
-_SPEC = importlib.util.spec_from_file_location("bad_input_probes", ROOT / "benchmarks" / "bad_input_probes.py")
-assert _SPEC is not None and _SPEC.loader is not None
-probes = importlib.util.module_from_spec(_SPEC)
-sys.modules["bad_input_probes"] = probes  # dataclasses resolve their annotations through sys.modules
-_SPEC.loader.exec_module(probes)
-
-# One probe per defect class (sub-cases the issue names separately count as classes); the benchmark runs the
+# One probe per defect class (sub-cases the issue names separately count as classes); the script runs the
 # rest of its probes too (more files and fields of the same classes).
 TESTED = (
     "ctrl-c",

@@ -132,7 +132,7 @@ def test_the_same_answers_are_also_scored_by_the_104_evaluator(capsys: pytest.Ca
     """`--also-score 1.0.4`: the run's 1.0.5 answers, rewritten names only, judged by the published table's
     evaluator (no model call); where every named object is the last listed of its name the verdicts agree."""
     from situated.datasets.eai_actions import load_tasks
-    from situated.eval.eai import isolated_env_dir
+    from situated.eval.systems.eai_evaluator import isolated_env_dir
 
     if not (isolated_env_dir() / "bin" / "python").exists():
         pytest.skip("the 1.0.4 evaluator is not set up: sh benchmarks/eai_setup_104.sh")

@@ -124,7 +124,7 @@ def test_run_a_plan_on_a_builtin_scene_and_render_the_result(tmp_path: Path, cap
 
 def test_the_shipped_plan_is_valid_for_its_scene() -> None:
     from situated.envs.tabletop import BUILTIN_SCENES
-    from situated.eval.scenes import RUN_TABLETOP_SPACE
+    from situated.eval.systems.scenes import RUN_TABLETOP_SPACE
     from situated.planners.progprompt_tabletop import strip_objects_line
     from situated.program import parse, validate
 

@@ -11,7 +11,7 @@ import pytest
 
 from situated.datasets.eai_actions import load_tasks
 from situated.errors import DataError, SituatedError
-from situated.eval.eai import evaluate, evaluator_python, isolated_env_dir, run_eai, write_answers
+from situated.eval.systems.eai_evaluator import evaluate, evaluator_python, isolated_env_dir, run_eai, write_answers
 from situated.llm.base import Completion
 from situated.planners.eai import Step, convert_answer, format_answer
 
@@ -188,7 +188,7 @@ def test_a_105_answer_is_not_scored_by_the_104_evaluator(tasks) -> None:
 def test_a_grounded_run_records_the_approach_grammar_of_its_first_answer(tasks, tmp_path: Path) -> None:
     """`--approach --repairs N`: the store says the approach grammar wrote the first answers only, so neither an
     open-loop approach store nor a plain grounded store is resumed by it."""
-    from situated.eval.eai_episodes import evaluate_eai
+    from situated.eval.systems.eai_episodes import evaluate_eai
     from situated.planners.eai import APPROACH, APPROACH_FIRST
 
     out, one = tmp_path / "store", [tasks["11_1"]]
@@ -207,7 +207,7 @@ def test_a_grounded_run_records_the_approach_grammar_of_its_first_answer(tasks, 
 def test_a_grounded_run_with_hints_is_scored_with_the_inserted_steps_and_kept_apart(tasks, tmp_path: Path) -> None:
     """`--hints`: the step the private scene put before a failing step is in the answer EAI scores and in the
     episode's record; a plain grounded store is not resumed by a run with hints."""
-    from situated.eval.eai_episodes import evaluate_eai
+    from situated.eval.systems.eai_episodes import evaluate_eai
 
     out, one = tmp_path / "store", [tasks["11_1"]]
     walked_elsewhere = '{\n  "WALK": ["bedroom", "67"],\n  "SWITCHON": ["floor_lamp", "1000"]\n}'

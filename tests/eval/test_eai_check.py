@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from situated.eval.eai_check import REPEAT_REASON, ZERO_ARG_REASON, check_plan
+from situated.eval.systems.eai_check import REPEAT_REASON, ZERO_ARG_REASON, check_plan
 from situated.planners.eai import Step, parse_answer
 
 pytest.importorskip("virtualhome_eval")
@@ -67,7 +67,7 @@ def test_hints_name_the_action_that_makes_each_unmet_goal_hold(tv) -> None:
 
 
 def test_a_hint_is_left_out_when_no_short_search_reaches_the_goal(lamp, monkeypatch) -> None:
-    import situated.eval.eai_check as eai_check
+    import situated.eval.systems.eai_check as eai_check
 
     monkeypatch.setattr(eai_check, "HINT_BUDGET", 1)   # one try: WALK alone never switches the lamp on
     assert check_plan(lamp, [Step("WALK", ("bedroom",), (67,))], hints=True).unmet == ("floor_lamp (1000) is ON",)

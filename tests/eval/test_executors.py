@@ -30,10 +30,11 @@ from situated.eval.executors import (
     ThreadExecutor,
     choose_executor,
 )
-from situated.eval.household import HOUSEHOLD_METRICS, HouseholdJob, evaluate_household_job
-from situated.eval.navigation import NavigationJob, evaluate_navigation_job, navigation_summary
 from situated.eval.store import EPISODES_FILE, read_episodes
 from situated.eval.summary import summarize
+from situated.eval.systems.household_episodes import HouseholdJob, evaluate_household_job
+from situated.eval.systems.household_metrics import HOUSEHOLD_METRICS
+from situated.eval.systems.navigation_episodes import NavigationJob, evaluate_navigation_job, navigation_summary
 from situated.planners.feedback import DEFAULT_REPAIRS
 
 CASSETTE = CASSETTES / "progprompt_qwen0.5b.jsonl"

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("virtualhome_eval")
 
-from situated.eval.fidelity import compare, load_cases
+from situated.eval.systems.household_fidelity import compare, load_cases
 
 
 def test_fidelity_on_40_programs(progprompt_data: Path) -> None:

@@ -10,9 +10,10 @@ import pytest
 from situated.datasets.progprompt import HouseholdTask, load_split
 from situated.errors import DataError
 from situated.eval.episode import Episode
-from situated.eval.household import HOUSEHOLD_METRICS, evaluate_household
 from situated.eval.store import EPISODES_FILE, read_episodes
 from situated.eval.summary import summarize
+from situated.eval.systems.household_episodes import evaluate_household
+from situated.eval.systems.household_metrics import HOUSEHOLD_METRICS
 from situated.llm.base import Completion
 from situated.planners.base import PlanResult
 from situated.program import parse

@@ -15,9 +15,10 @@ from fakes import ScriptedLLM, kitchen
 from situated.actions import PROGPROMPT_SPACE
 from situated.datasets.progprompt import HouseholdTask
 from situated.eval.episode import Episode
-from situated.eval.household import household_episode
-from situated.eval.household_metrics import abandoned
-from situated.eval.report import household_line, household_summary, household_table
+from situated.eval.report.terminal import household_line, household_table
+from situated.eval.systems.household import household_summary
+from situated.eval.systems.household_episodes import household_episode
+from situated.eval.systems.household_metrics import abandoned
 from situated.planners.base import Rewrite
 from situated.planners.progprompt import ProgPromptPlanner
 from situated.program import Call, parse

@@ -3,10 +3,17 @@
 import pytest
 
 from situated.eval.episode import Episode
-from situated.eval.household import HOUSEHOLD_METRICS
-from situated.eval.household_metrics import EpisodeScore, as_metrics, gcr, goal_conditions, precision, score_episode
-from situated.eval.report import household_summary
 from situated.eval.summary import summarize
+from situated.eval.systems.household import household_summary
+from situated.eval.systems.household_metrics import (
+    HOUSEHOLD_METRICS,
+    EpisodeScore,
+    as_metrics,
+    gcr,
+    goal_conditions,
+    precision,
+    score_episode,
+)
 
 INITIAL = {"salmon INSIDE fridge", "fridge CLOSED", "microwave OFF", "microwave CLOSED"}
 FINAL_GT = {"salmon INSIDE microwave", "fridge CLOSED", "microwave ON", "microwave CLOSED", "salmon HEATED"}

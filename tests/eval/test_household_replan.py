@@ -16,7 +16,7 @@ from fakes import CASSETTES, ScriptedLLM
 from situated.actions import PROGPROMPT_SPACE
 from situated.datasets.progprompt import HouseholdTask, load_split
 from situated.envs.household import HouseholdEnv
-from situated.eval.household import run_plan
+from situated.eval.systems.household_episodes import run_plan
 from situated.interpreter import interpret
 from situated.planners.assertion_check import LLMAssertionCheck, llm_check_prompt
 from situated.planners.base import PlanResult

@@ -15,7 +15,12 @@ from fakes import write_street_dataset
 from situated.datasets.map2seq import NavDataset, load_split
 from situated.envs.streets.env import StreetEnv
 from situated.errors import DataError, SituatedError
-from situated.eval.navigation import evaluate_navigation, navigation_config, navigation_episode, navigation_summary
+from situated.eval.systems.navigation_episodes import (
+    evaluate_navigation,
+    navigation_config,
+    navigation_episode,
+    navigation_summary,
+)
 from situated.planners.nav_baselines import ForwardAgent, GoldAgent, RandomAgent, make_agent
 from situated.trace import ObservationEvent
 

@@ -9,8 +9,8 @@ import pytest
 from fakes import write_street_dataset
 from situated.datasets.map2seq import load_split
 from situated.eval.episode import Episode
-from situated.eval.navigation import navigation_summary
-from situated.eval.navigation_metrics import as_metrics, episode_metrics
+from situated.eval.systems.navigation_episodes import navigation_summary
+from situated.eval.systems.navigation_metrics import as_metrics, episode_metrics
 
 
 @pytest.fixture()

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from fakes import ROOT
-from situated.eval.papers import PAPER_RESULTS, comparable, run_setting, run_split
+from situated.eval.systems.papers import PAPER_RESULTS
+from situated.eval.systems.registry import SYSTEMS
 
 PROTOCOLS = ROOT.parent / "shared" / "design" / "PROTOCOLS.md"
 
@@ -21,6 +22,8 @@ def test_rows_are_cited_unique_and_in_their_units() -> None:
         if row.system in ("household", "tabletop"):
             names = {"success", "gcr", "exec"} if row.system == "household" else {"success", "exec", "plan_success"}
             assert set(row.metrics) == names and all(0 <= v <= 1 for v in row.metrics.values())
+        elif row.system == "eai":
+            assert set(row.metrics) == {"success"} and 0 <= row.metrics["success"] <= 100
         else:
             assert "tc" in row.metrics and 0 <= row.metrics["tc"] <= 100
     with pytest.raises(TypeError):
@@ -51,7 +54,7 @@ def test_progprompt_rows_match_the_protocol_table() -> None:
     assert numbers is not None
     sr1, sr2, ex1, ex2, gcr1, gcr2 = map(float, numbers.groups())
     for split, (sr, ex, gcr) in (("env1", (sr1, ex1, gcr1)), ("env2", (sr2, ex2, gcr2))):
-        (row,) = comparable("household", split)
+        (row,) = SYSTEMS["household"].comparable(split)
         assert dict(row.metrics) == {"success": sr, "exec": ex, "gcr": gcr}
 
 
@@ -81,21 +84,22 @@ def test_tabletop_rows_match_docs_tabletop() -> None:
     assert len(found) == 2
     config = {"planner": "progprompt_tabletop", "slip_probability": 0.0}
     for part, cells in found.items():
-        (row,) = comparable("tabletop", f"{run_split('tabletop', config)}/{part}")
+        (row,) = SYSTEMS["tabletop"].comparable(f"{SYSTEMS['tabletop'].split_of(config)}/{part}")
         assert [row.metrics[k] for k in ("success", "exec", "plan_success")] == [float(c) for c in cells.split("|")]
-        assert row.agent == run_setting("tabletop", config) and row.tasks == 4 and row.runs == 1
+        assert row.agent == SYSTEMS["tabletop"].setting_of(config) and row.tasks == 4 and row.runs == 1
 
 
 def test_runs_are_matched_by_system_and_split() -> None:
     household = {"split": "env2", "planner": "progprompt", "ablation": "no-comments"}
-    assert run_split("household", household) == "env2" and run_setting("household", household) == "no-comments"
-    assert [r.split for r in comparable("household", "env2")] == ["env2"]
+    assert SYSTEMS["household"].split_of(household) == "env2"
+    assert SYSTEMS["household"].setting_of(household) == "no-comments"
+    assert [r.split for r in SYSTEMS["household"].comparable("env2")] == ["env2"]
     # a household split the papers did not report is shown against environment 0, the paper's main table
-    assert {r.split for r in comparable("household", "test_seen")} == {"env0"}
+    assert {r.split for r in SYSTEMS["household"].comparable("test_seen")} == {"env0"}
     navigation = {"dataset": "map2seq", "split": "dev", "agent": "forward"}
-    rows = comparable("navigation", run_split("navigation", navigation))
+    rows = SYSTEMS["navigation"].comparable(SYSTEMS["navigation"].split_of(navigation))
     assert {r.split for r in rows} == {"map2seq/dev"} and len(rows) == 6
-    assert [r.metrics for r in rows if r.agent == run_setting("navigation", navigation)] == [
+    assert [r.metrics for r in rows if r.agent == SYSTEMS["navigation"].setting_of(navigation)] == [
         {"tc": 0.8, "spd": 37.9, "kpa": 37.2}]
-    assert comparable("navigation", "touchdown/train") == ()
+    assert SYSTEMS["navigation"].comparable("touchdown/train") == ()
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from situated.datasets.progprompt import load_split
-from situated.eval.household import HOUSEHOLD_METRICS
-from situated.eval.replay import replay_split
 from situated.eval.summary import summarize
+from situated.eval.systems.household_metrics import HOUSEHOLD_METRICS
+from situated.eval.systems.household_replay import replay_split
 
 
 def replay(data: Path, env_id: int, derived: bool) -> tuple[float, float, float, list[str]]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from situated.eval.episode import Episode
-from situated.eval.report_failures import (
+from situated.eval.report.failures import (
     group,
     normalize_reason,
     rejected_drafts,

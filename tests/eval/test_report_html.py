@@ -20,14 +20,15 @@ from situated.datasets.map2seq import load_split as load_streets
 from situated.datasets.progprompt import HouseholdTask, load_split
 from situated.datasets.tabletop import load_tabletop_tasks
 from situated.envs.streets.env import StreetEnv
-from situated.eval.household import HOUSEHOLD_METRICS, evaluate_household
-from situated.eval.navigation import evaluate_navigation, navigation_config, navigation_summary
-from situated.eval.report_build import Options, build_report, load_runs, report_of, write_report
-from situated.eval.report_document import Document
-from situated.eval.report_html import render_html
+from situated.eval.report.build import Options, build_report, load_runs, report_of, write_report
+from situated.eval.report.document import Document
+from situated.eval.report.html import render_html
 from situated.eval.store import read_episodes
 from situated.eval.summary import by_task, stat, summarize
-from situated.eval.tabletop import evaluate_tabletop, tabletop_config
+from situated.eval.systems.household_episodes import evaluate_household
+from situated.eval.systems.household_metrics import HOUSEHOLD_METRICS
+from situated.eval.systems.navigation_episodes import evaluate_navigation, navigation_config, navigation_summary
+from situated.eval.systems.tabletop_episodes import evaluate_tabletop, tabletop_config
 from situated.llm.base import Completion
 from situated.planners.base import PlanResult
 from situated.planners.nav_baselines import ForwardAgent, GoldAgent

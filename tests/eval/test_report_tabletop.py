@@ -14,11 +14,11 @@ import pytest
 
 from fakes import CASSETTES, EXAMPLES, write_street_dataset
 from situated.cli import main
-from situated.eval.report_build import Options, report_of, write_report
-from situated.eval.report_document import Document
+from situated.eval.report.build import Options, report_of, write_report
+from situated.eval.report.document import Document
 from situated.eval.store import read_episodes
 from situated.eval.summary import by_task, stat
-from situated.eval.tabletop import tabletop_summary
+from situated.eval.systems.tabletop_episodes import tabletop_summary
 
 pytest.importorskip("pybullet")
 

@@ -14,7 +14,7 @@ from fakes import EXAMPLES, ScriptedLLM
 from situated.datasets.tabletop import load_tabletop_tasks, tasks_from_data
 from situated.errors import DataError
 from situated.eval.store import read_episodes
-from situated.eval.tabletop import (
+from situated.eval.systems.tabletop_episodes import (
     PickPlaceModel,
     TabletopCase,
     case_episode,

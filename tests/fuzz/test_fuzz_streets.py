@@ -23,7 +23,7 @@ from situated.datasets.map2seq import NavDataset, load_split
 from situated.envs.streets.env import StreetEnv
 from situated.envs.streets.visibility import NoVisibility
 from situated.errors import DataError
-from situated.eval.navigation import navigation_episode
+from situated.eval.systems.navigation_episodes import navigation_episode
 from situated.planners.nav_baselines import make_agent
 
 Guard = Callable[[float], AbstractContextManager[None]]

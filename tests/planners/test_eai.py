@@ -12,7 +12,7 @@ import pytest
 from fakes import LlamaGrammarCheck, ScriptedLLM, accepts
 from situated.datasets.eai_actions import load_tasks
 from situated.errors import ParseError
-from situated.eval.eai_check import scene_checker
+from situated.eval.systems.eai_check import scene_checker
 from situated.llm.cassette import wrap
 from situated.planners.eai import (
     CHATML,

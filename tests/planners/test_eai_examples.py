@@ -11,7 +11,7 @@ import pytest
 
 from fakes import ScriptedLLM
 from situated.datasets.eai_actions import EaiTask, EdgeGoal, NodeGoal, load_tasks, parse_objects, split_fields
-from situated.eval.eai_check import check_plan
+from situated.eval.systems.eai_check import check_plan
 from situated.planners.eai import (
     CHATML,
     RAW,

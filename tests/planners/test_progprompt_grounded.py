@@ -14,7 +14,7 @@ from fakes import ScriptedLLM, accepts
 from situated.actions import PROGPROMPT_SPACE
 from situated.datasets.progprompt import HouseholdTask, load_split
 from situated.envs.household import HouseholdEnv
-from situated.eval.household import household_episode, simulator_verifier
+from situated.eval.systems.household_episodes import household_episode, simulator_verifier
 from situated.interpreter import interpret
 from situated.planners.feedback import rejection_comment
 from situated.planners.progprompt import ProgPromptPlanner

@@ -19,7 +19,12 @@ from situated.datasets.map2seq import NavDataset, load_split
 from situated.envs.streets.env import NavInstance, StreetEnv
 from situated.envs.streets.transitions import ACTIONS
 from situated.errors import SituatedError
-from situated.eval.navigation import example_from_route, in_partition, navigation_episode, velma_examples
+from situated.eval.systems.navigation_episodes import (
+    example_from_route,
+    in_partition,
+    navigation_episode,
+    velma_examples,
+)
 from situated.llm.base import Scores
 from situated.llm.cassette import wrap
 from situated.planners.nav_baselines import make_agent

@@ -11,7 +11,7 @@ from fakes import ScriptedLLM, accepts
 from situated.datasets.map2seq import NavDataset, load_split
 from situated.envs.streets.env import StreetEnv
 from situated.errors import DataError, SituatedError
-from situated.eval.navigation import in_partition, navigation_episode, route_examples
+from situated.eval.systems.navigation_episodes import in_partition, navigation_episode, route_examples
 from situated.planners.nav_baselines import make_agent
 from situated.planners.retrieval import Bm25Retriever, nearest
 from situated.planners.velma_route import (

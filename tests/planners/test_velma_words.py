@@ -7,7 +7,7 @@ import pytest
 
 from situated.datasets.map2seq import NavDataset
 from situated.envs.streets.env import StreetEnv
-from situated.eval.navigation import in_partition, navigation_episode
+from situated.eval.systems.navigation_episodes import in_partition, navigation_episode
 from situated.planners.direction_words import turn_counts
 from situated.planners.nav_baselines import make_agent
 from situated.planners.velma_route import route_example

@@ -58,7 +58,7 @@ def eval_eai(
 ) -> None:
     """Evaluate a model on EAI's VirtualHome action sequencing with EAI's own evaluator (SR, ESR, errors)."""
     from ..datasets.eai_actions import check_protocol, load_tasks
-    from ..eval.eai_episodes import eai_config, evaluate_eai, mode, rescore
+    from ..eval.systems.eai_episodes import eai_config, evaluate_eai, mode, rescore
 
     if task not in TASKS:
         raise SituatedError(f"--task must be one of {', '.join(TASKS)}, not {task!r}")
@@ -67,7 +67,7 @@ def eval_eai(
         check_protocol(also_score)
         if also_score == protocol:
             raise SituatedError(f"--also-score {also_score} is the run's own --protocol")
-        from ..eval.eai import evaluator_python
+        from ..eval.systems.eai_evaluator import evaluator_python
 
         evaluator_python(also_score)   # before any model call: says how to set up a missing evaluator
     if limit is not None and limit < 1:

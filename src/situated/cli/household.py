@@ -10,11 +10,11 @@ import typer
 from rich.console import Console
 
 from .. import files
-from ..eval.household import HOUSEHOLD_METRICS
-from ..eval.replay import replay_split
-from ..eval.report import replay_table
-from ..eval.scenes import open_scene
+from ..eval.report.terminal import replay_table
 from ..eval.summary import summarize
+from ..eval.systems.household_metrics import HOUSEHOLD_METRICS
+from ..eval.systems.household_replay import replay_split
+from ..eval.systems.scenes import open_scene
 from ..interpreter import Limits, interpret
 from ..program import require_valid
 from . import app

@@ -29,7 +29,9 @@ from ..envs.streets.graph import StreetGraph
 from ..envs.streets.visibility import NoVisibility, VisibilitySource
 from ..errors import SituatedError
 from ..eval.executors import choose_executor
-from ..eval.navigation import (
+from ..eval.report.route_drawing import draw_route
+from ..eval.report.terminal import navigation_table
+from ..eval.systems.navigation_episodes import (
     NavigationJob,
     VisibilitySpec,
     evaluate_navigation_job,
@@ -39,7 +41,6 @@ from ..eval.navigation import (
     route_examples,
     velma_examples,
 )
-from ..eval.report import draw_route, navigation_table
 from ..planners.nav_baselines import AGENTS, make_agent
 from . import app
 from .models import BaseUrlOpt, ExecutorOpt, JobsOpt, RayAddressOpt, check_cassette, evaluation_model, open_model

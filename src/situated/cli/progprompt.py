@@ -13,9 +13,11 @@ from rich.markup import escape
 from ..datasets.progprompt import load_example_plans
 from ..envs.household import HouseholdEnv
 from ..errors import DataError, SituatedError
-from ..eval.household import HouseholdJob, evaluate_household_job, household_config, plan_and_run
-from ..eval.report import household_line, household_summary, household_table
+from ..eval.report.terminal import household_line, household_table
 from ..eval.store import fingerprint
+from ..eval.systems.household import household_summary
+from ..eval.systems.household_episodes import HouseholdJob, evaluate_household_job, household_config, plan_and_run
+from ..eval.systems.scenes import is_tabletop
 from ..planners.assertion_check import ASSERT_CHECKS, assertion_check
 from ..planners.factory import household_planner_factory
 from ..planners.feedback import DEFAULT_REPAIRS
@@ -108,7 +110,7 @@ def plan_command(
     check_outputs([trace, render], [*inputs, *input_files(cassette)], force)
     check_cassette(cassette, cassette_mode, [*inputs, *(p for p in (trace, render) if p is not None)])
 
-    if str(scene).startswith("tabletop:"):  # the tabletop variant (cli/tabletop_scene.py)
+    if is_tabletop(scene):  # the tabletop variant (cli/tabletop_scene.py)
         from .tabletop_scene import plan_on_tabletop
 
         return plan_on_tabletop(task, str(scene), model=model, base_url=base_url, threads=threads, tasks=tasks,

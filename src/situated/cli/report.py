@@ -12,7 +12,7 @@ from rich.console import Console
 
 from ..errors import SituatedError
 from ..eval.bootstrap import DEFAULT_RESAMPLES
-from ..eval.report_build import FORMATS, Options, build_report, load_runs, write_report
+from ..eval.report.build import FORMATS, Options, build_report, load_runs, write_report
 from . import app
 from .render import ForceOpt, check_outputs, input_files
 

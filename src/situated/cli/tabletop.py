@@ -18,7 +18,7 @@ from ..errors import SituatedError
 from ..eval.episode import Episode
 from ..eval.store import fingerprint
 from ..eval.summary import by_task, stat
-from ..eval.tabletop import (
+from ..eval.systems.tabletop_episodes import (
     TABLETOP_METRICS,
     TabletopJob,
     check_layouts,

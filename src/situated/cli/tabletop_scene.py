@@ -13,7 +13,7 @@ from rich.markup import escape
 from ..datasets.progprompt import load_example_plans
 from ..datasets.tabletop import TabletopTask, load_tabletop_tasks, task_slug
 from ..errors import DataError
-from ..eval.scenes import OpenedScene, open_scene
+from ..eval.systems.scenes import OpenedScene, open_scene
 from ..interpreter import interpret
 from ..llm.base import LLM
 from ..planners.progprompt_tabletop import TabletopPlanner
@@ -57,7 +57,7 @@ def plan_on_tabletop(task: str, scene: str, *, model: str, base_url: str | None,
                      replan: int, cassette: Path | None, cassette_mode: str, seed: int, trace: Path | None,
                      render: Path | None) -> None:
     """`situated plan TASK --scene tabletop:...`: plan over what the camera sees, run it, show the goal."""
-    from ..eval.household import run_plan
+    from ..eval.systems.household_episodes import run_plan
 
     console = Console(highlight=False)
     goal = _goals(tasks, task) if tasks is not None else None

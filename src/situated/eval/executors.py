@@ -2,9 +2,9 @@
 
 An evaluation is described without closures, so that it can travel to other processes and machines:
 
-- an *episode job* (`EpisodeJob`): a picklable value (e.g. `eval.household.HouseholdJob`,
-  `eval.navigation.NavigationJob`) whose `build()` makes an episode function `(task, run) -> Episode`. A worker
-  builds it once (model, planner, environment) and runs many episodes with it;
+- an *episode job* (`EpisodeJob`): a picklable value (a `System.job`, e.g. `HouseholdJob`, `NavigationJob` in
+  `eval.systems`) whose `build()` makes an episode function `(task, run) -> Episode`. A worker builds it once
+  (model, planner, environment) and runs many episodes with it;
 - *work items*: `(task, run)` pairs, the tasks sent as data (frozen dataclasses).
 
 An `Executor` takes both and yields finished episodes as they complete, in any order. The calling process (the

@@ -1,6 +1,6 @@
 """The one episode runner: tasks × runs through an executor into a results store, resumable.
 
-Each system supplies its episodes as a job (`eval.household.HouseholdJob`, `eval.navigation.NavigationJob`: a
+Each system supplies its episodes as a job (its `System.job`, e.g. `eval.systems.household_episodes.HouseholdJob`: a
 picklable description whose `build()` makes the episode function) or, for in-process runs, as a factory of
 episode functions. The runner skips the episodes the store already holds, hands the rest to an executor
 (`eval.executors`: this process, threads, worker processes or Ray) and adds each episode to the store as it

@@ -7,39 +7,48 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
-from .report_document import Document, Section
-from .report_html import render_html
-from .report_markdown import render_markdown
-from .report_navigation import by_length, episodes_table, route_maps, stops
-from .report_runs import RunResults, load_runs
-from .report_sections import (
+from ...errors import DataError
+from .document import Document, Section
+from .errors import error_breakdown
+from .html import render_html
+from .markdown import render_markdown
+from .navigation import by_length, episodes_table, route_maps, stops
+from .runs import RunResults, load_runs
+from .sections import (
     Options,
     comparison,
     cost,
     intervals,
     intro,
     method,
-    metrics_of,
     papers,
     results,
     split_runs,
 )
-from .report_tasks import failures, per_task
+from .tasks import failures, per_task
 
 __all__ = ["FORMATS", "Options", "build_report", "load_runs", "report_of", "write_report"]
 
 FORMATS = ("html", "md")
 DEFAULT_OPTIONS = Options()
-TITLES = {"household": "Household", "navigation": "Navigation", "tabletop": "Tabletop"}
+SECTIONS: dict[str, Callable[[Sequence[RunResults], Options], Section]] = {
+    "tasks": lambda runs, options: per_task(runs),
+    "failures": lambda runs, options: failures(runs),
+    "errors": lambda runs, options: error_breakdown(runs),
+    "lengths": lambda runs, options: by_length(runs),
+    "stops": lambda runs, options: stops(runs),
+    "episodes": lambda runs, options: episodes_table(runs),
+}
+"""The system-specific sections a `System.sections` names (besides `cost` and `maps`, which also give digests)."""
 
 
 def build_report(runs: Sequence[RunResults], options: Options = DEFAULT_OPTIONS) -> Document:
-    """Every section of the report of `runs` (all of one system, as `load_runs` returns them)."""
+    """Every section of the report of `runs` (all of one system, as `load_runs` returns them): the common ones,
+    then those the runs' `System` names."""
     system = runs[0].system
     cis = intervals(runs, options)
     splits = split_runs(runs, options)
@@ -48,13 +57,16 @@ def build_report(runs: Sequence[RunResults], options: Options = DEFAULT_OPTIONS)
     cost_section, costs = cost(runs)
     sections: list[Section | None] = [intro(runs), results(runs, cis, options, splits), compared, paper_section]
     maps = 0
-    if system in ("household", "tabletop"):
-        sections += [per_task(runs), cost_section, failures(runs)]
-    else:
-        map_section, maps = route_maps(runs, options)
-        sections += [by_length(runs), map_section, stops(runs), cost_section, episodes_table(runs)]
+    for name in system.sections:
+        if name == "cost":
+            sections.append(cost_section)
+        elif name == "maps":
+            map_section, maps = route_maps(runs, options)
+            sections.append(map_section)
+        else:
+            sections.append(SECTIONS[name](runs, options))
     sections.append(method(system, options))
-    keys = [m.key for m in metrics_of(system)]
+    keys = system.metric_keys
     described = []
     for index, (run, ci) in enumerate(zip(runs, cis, strict=True)):
         entry = {"label": run.label, "path": str(run.path), "episodes": len(run.episodes), "tasks": run.tasks,
@@ -67,13 +79,13 @@ def build_report(runs: Sequence[RunResults], options: Options = DEFAULT_OPTIONS)
                     entry["parts"][split.part.name] = {k: part_ci[k].to_dict() for k in keys}
         described.append(entry)
     summary: dict[str, Any] = {
-        "system": system,
+        "system": system.name,
         "runs": described,
         "differences": differences, "cost": costs, "paper_rows": paper_rows, "maps": maps,
         "seed": options.seed, "resamples": options.resamples,
     }
     names = " vs ".join(r.label for r in runs[:4]) + (f" and {len(runs) - 4} more" if len(runs) > 4 else "")
-    title = f"{TITLES[system]} evaluation report"
+    title = f"{system.title} evaluation report"
     return Document(title, names, tuple(s for s in sections if s is not None), summary)
 
 

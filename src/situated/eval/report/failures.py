@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..trace import SkipEvent, StepEvent, StopEvent
-from .episode import Episode
+from ...trace import SkipEvent, StepEvent, StopEvent
+from ..episode import Episode
 
 _ID = re.compile(r"\s*\(id \d+\)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")

@@ -1,5 +1,5 @@
 """Figures of a report, drawn with matplotlib (Agg) into memory: bar charts and success by route length as
-SVG (text drawn as paths, so no font is needed to view them), route maps as PNG (`report.draw_route`).
+SVG (text drawn as paths, so no font is needed to view them), route maps as PNG (`route_drawing.draw_route`).
 
 Every figure gives each run the same colour, and the SVG output is deterministic (no date, fixed id salt).
 """
@@ -14,10 +14,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..envs.streets.graph import StreetGraph
-from ..errors import SituatedError
-from .report import draw_route
-from .report_document import Figure
+from ...envs.streets.graph import StreetGraph
+from ...errors import SituatedError
+from .document import Figure
+from .route_drawing import draw_route
 
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
            "#17becf")
@@ -135,7 +135,7 @@ def rate_by_bin(name: str, caption: str, bins: Sequence[str], series: Mapping[st
 
 def route_map(name: str, caption: str, graph: StreetGraph, gold: Sequence[str], path: Sequence[str],
               title: str) -> Figure:
-    """The gold route and an agent's path over the street graph, as `report.draw_route` draws it (PNG)."""
+    """The gold route and an agent's path over the street graph, as `route_drawing.draw_route` draws it (PNG)."""
     _matplotlib()
     with tempfile.TemporaryDirectory(prefix="situated-report-") as folder:
         written = draw_route(graph, gold, path, title, Path(folder) / "route.png")

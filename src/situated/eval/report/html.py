@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
-from .report_document import Block, Details, Document, Figure, Gallery, Section, Table, Text
+from .document import Block, Details, Document, Figure, Gallery, Section, Table, Text
 
 STYLE = """
 :root { color-scheme: light; --ink: #1d2433; --muted: #5b6475; --line: #d9dee7; --band: #f4f6fa; --accent: #1f5fbf; }

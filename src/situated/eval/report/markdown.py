@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from urllib.parse import quote
 
-from .report_document import Block, Details, Document, Figure, Gallery, Table, Text
+from .document import Block, Details, Document, Figure, Gallery, Table, Text
 
 
 def _text(text: str) -> str:

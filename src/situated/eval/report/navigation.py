@@ -12,15 +12,15 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..datasets.map2seq import graph_dir
-from ..envs.streets.graph import StreetGraph, load_graph
-from ..errors import DataError
-from .episode import Episode
-from .report_document import Block, Details, Figure, Gallery, Section, Table, Text
-from .report_failures import STOP_KINDS, route_followed, route_length, stop_kind
-from .report_figures import rate_by_bin, route_map
-from .report_runs import RunResults
-from .report_sections import Options
+from ...datasets.map2seq import graph_dir
+from ...envs.streets.graph import StreetGraph, load_graph
+from ...errors import DataError
+from ..episode import Episode
+from .document import Block, Details, Figure, Gallery, Section, Table, Text
+from .failures import STOP_KINDS, route_followed, route_length, stop_kind
+from .figures import rate_by_bin, route_map
+from .runs import RunResults
+from .sections import Options
 
 MAX_EPISODE_ROWS = 1000
 

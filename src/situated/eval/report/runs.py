@@ -1,7 +1,7 @@
 """The results stores a report compares, read only: what each run was, its label, and how the runs differ.
 
-A report takes results stores (directories with run.json and episodes.jsonl) of one system: household,
-navigation or tabletop. `situated navigate --out DIR` writes its store into a subdirectory named after the
+A report takes results stores (directories with run.json and episodes.jsonl) of one system (any in
+`eval.systems.registry`). `situated navigate --out DIR` writes its store into a subdirectory named after the
 dataset, split and agent; a directory without run.json whose subdirectories are stores stands for those stores,
 in name order.
 """
@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
-from .episode import Episode
-from .store import RUN_FILE, read_episodes
+from ...errors import DataError
+from ..episode import Episode
+from ..store import RUN_FILE, read_episodes
+from ..systems.base import System
+from ..systems.registry import system_named
 
 # Settings that say what was run; every other config entry is shown only in the full listing.
 HEADLINE = ("model", "planner", "ablation", "agent", "dataset", "split", "examples", "grammar", "repairs",
             "replan", "assert_check", "landmarks", "slip_probability", "seed")
-SYSTEMS = ("household", "navigation", "tabletop")
-"""The systems a report covers (the `system` of run.json)."""
 # Config entries that are digests or paths: they differ between runs without being a setting worth a column.
 NOT_SETTINGS = frozenset({"tasks", "instances", "example_plans", "data", "base_url", "initial_graph",
                           "landmarks_file", "examples_data"})
@@ -33,7 +33,7 @@ class RunResults:
 
     path: Path
     label: str
-    system: str
+    system: System
     config: Mapping[str, Any]
     episodes: tuple[Episode, ...] = field(default=())
 
@@ -83,22 +83,20 @@ def load_runs(directories: Sequence[Path]) -> list[RunResults]:
         if path.resolve() in seen:
             raise DataError(f"{path}: given twice")
         seen.add(path.resolve())
-    runs = []
-    for path, label in zip(paths, _labels(paths), strict=True):
+    read = []
+    for path in paths:
         description, episodes = read_episodes(path)
         if not episodes:
             raise DataError(f"{path}: no finished episodes yet")
-        runs.append(RunResults(path, label, str(description.get("system")), description["config"],
-                               tuple(episodes)))
-    systems = sorted({r.system for r in runs})
-    if len(systems) > 1:
-        first = {s: next(r.path for r in runs if r.system == s) for s in systems}
+        read.append((path, str(description.get("system")), description["config"], tuple(episodes)))
+    names = sorted({name for _, name, _, _ in read})
+    if len(names) > 1:
+        first = {s: next(path for path, name, _, _ in read if name == s) for s in names}
         raise DataError("cannot compare runs of different systems: "
-                        + ", ".join(f"{first[s]} holds {s}" for s in systems))
-    if systems[0] not in SYSTEMS:
-        raise DataError(f"{runs[0].path}: episodes of system {systems[0]!r}; a report covers "
-                        f"{', '.join(SYSTEMS[:-1])} and {SYSTEMS[-1]} runs")
-    return runs
+                        + ", ".join(f"{first[s]} holds {s}" for s in names))
+    system = system_named(names[0], read[0][0])
+    return [RunResults(path, label, system, config, episodes)
+            for (path, _, config, episodes), label in zip(read, _labels(paths), strict=True)]
 
 
 def differing_settings(runs: Sequence[RunResults]) -> list[str]:

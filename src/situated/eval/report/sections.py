@@ -10,34 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from .bootstrap import Interval, bootstrap, bootstrap_differences
-from .papers import PaperResult, comparable, run_setting, run_split
-from .report_document import Block, Details, Section, Table, Text
-from .report_figures import metric_bars
-from .report_runs import HEADLINE, RunResults, differing_settings, variant_name
-from .summary import Stat, summarize
-
-
-@dataclass(frozen=True)
-class Metric:
-    """How a report shows one metric: its episode key, column label, display scale and number format."""
-
-    key: str
-    label: str
-    scale: float = 1.0
-    digits: int = 2
-    higher_is_better: bool = True
-
-    def show(self, value: float) -> str:
-        return f"{value * self.scale:.{self.digits}f}"
-
-    def show_stat(self, value: Stat) -> str:
-        return f"{self.show(value.mean)} ± {self.show(value.std)}"
-
-    def show_interval(self, value: Interval) -> str:
-        return f"[{self.show(value.low)}, {self.show(value.high)}]"
+from ..bootstrap import Interval, bootstrap, bootstrap_differences
+from ..summary import summarize
+from ..systems.base import Metric, Part, System
+from ..systems.papers import PaperResult
+from .document import Block, Details, Section, Table, Text
+from .figures import metric_bars
+from .runs import HEADLINE, RunResults, differing_settings, variant_name
 
 
 @dataclass(frozen=True)
@@ -48,48 +29,6 @@ class Options:
     resamples: int = 2000
     level: float = 0.95
     maps: int = 12
-
-
-HOUSEHOLD = (Metric("success", "SR"), Metric("gcr", "GCR"), Metric("exec", "Exec"), Metric("precision", "precision"))
-NAVIGATION = (Metric("tc", "TC %", 100, 1), Metric("spd", "SPD (hops)", 1, 1, higher_is_better=False),
-              Metric("kpa", "KPA %", 100, 1), Metric("kpa_corrected", "KPA corrected %", 100, 1))
-TABLETOP = (Metric("success", "SR"), Metric("exec", "Exec"), Metric("plan_success", "Plan SR"))
-METRICS = {"household": HOUSEHOLD, "navigation": NAVIGATION, "tabletop": TABLETOP}
-PAPER_METRICS = {"household": ("success", "gcr", "exec"), "navigation": ("tc", "spd", "kpa"),
-                 "tabletop": ("success", "exec", "plan_success")}
-COMMANDS = {"household": "situated eval progprompt", "navigation": "situated navigate",
-            "tabletop": "situated eval tabletop"}
-DEFINITIONS = {
-    "household": "SR (success: every goal condition met), GCR and Exec",
-    "navigation": "TC (stopped at the target or next to it), SPD (hops from the stop to the target) and KPA",
-    "tabletop": "SR (every goal condition holds in the simulated arm's world at the end), Exec (executed / attempted "
-                "steps; a pick-and-place the physics defeats, such as a slipped grasp, counts as not executed) and "
-                "Plan SR (the goal holds after running the same plan in a symbolic world where every pick-and-place "
-                "succeeds)",
-}
-CASES = {"tabletop": "Each tabletop task runs without and with its distractors; the two count as separate tasks "
-                     "(<task> and <task>+distractors) in every table and in the bootstrap, and are also shown apart."}
-
-
-def metrics_of(system: str) -> tuple[Metric, ...]:
-    return METRICS[system]
-
-
-@dataclass(frozen=True)
-class Part:
-    """Episodes of a run reported apart as well as together: those whose `details[detail]` is `value`."""
-
-    name: str
-    detail: str
-    value: bool
-
-    def of(self, run: RunResults) -> RunResults | None:
-        """The run restricted to this part (None when it has no such episode)."""
-        episodes = tuple(e for e in run.episodes if bool(e.details.get(self.detail)) == self.value)
-        return replace(run, episodes=episodes) if episodes else None
-
-
-PARTS = {"tabletop": (Part("no distractors", "distractors", False), Part("with distractors", "distractors", True))}
 
 
 @dataclass(frozen=True)
@@ -127,12 +66,12 @@ def intro(runs: Sequence[RunResults]) -> Section:
         scope = f"{len(runs)} runs"
         contrast = (" The runs have the same settings (repeated evaluations). The first run is the reference the "
                     "others are compared with.")
-    blocks: list[Block] = [Text(f"This report summarizes {scope} of the {system} evaluation ({COMMANDS[system]} "
+    blocks: list[Block] = [Text(f"This report summarizes {scope} of the {system.name} evaluation ({system.command} "
                                 f"--out DIR), read from their results stores.{contrast}"
-                                + (f" {CASES[system]}" if system in CASES else ""))]
+                                + (f" {system.cases}" if system.cases else ""))]
     rows = []
     for index, run in enumerate(runs, start=1):
-        split = run_split(system, run.config).strip("/") or "–"
+        split = system.split_of(run.config).strip("/") or "–"
         rows.append((str(index), run.label, run.setting("model"), split, _settings_text(run), str(len(run.episodes)),
                      str(run.tasks), str(run.runs), str(run.path)))
     blocks.append(Table("Runs compared", ("#", "run", "model", "split", "settings", "episodes", "tasks", "runs",
@@ -147,14 +86,14 @@ def intro(runs: Sequence[RunResults]) -> Section:
 # ---------------------------------------------------------------------------------------------- results
 def intervals(runs: Sequence[RunResults], options: Options) -> list[dict[str, Interval]]:
     """Bootstrap intervals of every metric of every run."""
-    return [bootstrap(run.episodes, [m.key for m in metrics_of(run.system)], resamples=options.resamples,
+    return [bootstrap(run.episodes, run.system.metric_keys, resamples=options.resamples,
                       seed=options.seed, level=options.level) for run in runs]
 
 
 def split_runs(runs: Sequence[RunResults], options: Options) -> list[PartResults]:
     """Every part of the runs' system (none for most), each run restricted to it, with its own intervals."""
     found = []
-    for part in PARTS.get(runs[0].system, ()):
+    for part in runs[0].system.parts:
         members = tuple(part.of(run) for run in runs)
         cis = tuple(None if run is None else intervals([run], options)[0] for run in members)
         found.append(PartResults(part, members, cis))
@@ -173,7 +112,7 @@ def results(runs: Sequence[RunResults], cis: Sequence[dict[str, Interval]], opti
             splits: Sequence[PartResults] = ()) -> Section:
     """Overall numbers: mean ± std over runs and the bootstrap interval, per run (and per part of a run); a
     figure when runs differ or have parts."""
-    metrics = metrics_of(runs[0].system)
+    metrics = runs[0].system.metrics
     level = f"{options.level:.0%}"
     repeated = any(r.runs > 1 for r in runs)
     header = ("run", "tasks × runs", *(f"{m.label} [{level} CI]" for m in metrics))
@@ -216,7 +155,7 @@ def comparison(runs: Sequence[RunResults], options: Options,
     intervals (and a JSON digest of them; its entries name the part when the system has parts)."""
     if len(runs) < 2:
         return None, []
-    metrics = metrics_of(runs[0].system)
+    metrics = runs[0].system.metrics
     level = f"{options.level:.0%}"
     reference = runs[0]
     part_column = ("episodes",) if splits else ()  # which episodes a row compares: all, or one part
@@ -251,10 +190,10 @@ def comparison(runs: Sequence[RunResults], options: Options,
 
 
 # ---------------------------------------------------------------------------------------------- papers
-def _paper_value(row: PaperResult, key: str, metric: Metric) -> str:
+def _paper_value(row: PaperResult, key: str, metric: Metric, scaled: bool) -> str:
     if key not in row.metrics:
         return "–"
-    scale = 1.0 if row.system == "navigation" else metric.scale  # VELMA rows are already in percent / hops
+    scale = metric.scale if scaled else 1.0  # VELMA's and EAI's rows are already in percent / hops
     value = row.metrics[key] * scale
     text = f"{value:.{metric.digits}f}"
     if key in row.std:
@@ -267,27 +206,28 @@ def papers(runs: Sequence[RunResults], cis: Sequence[dict[str, Interval]],
     """The papers' published rows for the runs' splits (and parts: `<split>/<part>`), beside the runs themselves,
     with caveats; and how many published rows were shown."""
     system = runs[0].system
-    by_key = {m.key: m for m in metrics_of(system)}
-    keys = PAPER_METRICS[system]
+    by_key = {m.key: m for m in system.metrics}
+    keys = system.paper_metrics
     header = ("source", "setting", "model", "split", *(by_key[k].label for k in keys), "tasks × runs", "same setting")
     views = [(s.part.name, s.members()) for s in splits] or [(None, list(zip(runs, cis, strict=True)))]
     blocks: list[Block] = []
     shown: list[PaperResult] = []
-    for split in dict.fromkeys(run_split(system, r.config) for r in runs):
-        settings = {run_setting(system, r.config) for r in runs if run_split(system, r.config) == split}
+    for split in dict.fromkeys(system.split_of(r.config) for r in runs):
+        settings = {system.setting_of(r.config) for r in runs if system.split_of(r.config) == split}
         ours: list[tuple[str, ...]] = []
         theirs: list[tuple[str, ...]] = []
         notes: list[str] = []
         for part, pairs in views:
             key = split if part is None else f"{split}/{part}"
-            members = [(r, ci) for r, ci in pairs if run_split(system, r.config) == split]
-            rows = comparable(system, key)
-            ours += [(f"this report: {r.label}", run_setting(system, r.config),
+            members = [(r, ci) for r, ci in pairs if system.split_of(r.config) == split]
+            rows = system.comparable(key)
+            ours += [(f"this report: {r.label}", system.setting_of(r.config),
                       r.setting("model") if r.setting("model") != "–" else "none", key,
                       *(by_key[k].show(ci[k].mean) for k in keys), f"{r.tasks} × {r.runs}", "")
                      for r, ci in members]
             theirs += [(f"{row.paper}{', ' + row.table if row.table else ''}", row.setting, row.model, row.split,
-                        *(_paper_value(row, k, by_key[k]) for k in keys), f"{row.tasks or '?'} × {row.runs}",
+                        *(_paper_value(row, k, by_key[k], system.papers_scaled) for k in keys),
+                        f"{row.tasks or '?'} × {row.runs}",
                         "yes" if row.agent in settings else "")
                        for row in rows]
             shown += rows
@@ -303,7 +243,7 @@ def papers(runs: Sequence[RunResults], cis: Sequence[dict[str, Interval]],
     return Section("Against the papers", "papers", tuple(blocks)), len(shown)
 
 
-def _caveats(system: str, split: str, rows: Sequence[PaperResult],
+def _caveats(system: System, split: str, rows: Sequence[PaperResult],
              members: Sequence[tuple[RunResults, dict[str, Interval]]]) -> list[str]:
     notes = []
     models = sorted({row.model for row in rows if row.model != "none"})
@@ -318,14 +258,8 @@ def _caveats(system: str, split: str, rows: Sequence[PaperResult],
     for row in rows:
         if row.note:
             notes.append(f"{row.setting}: {row.note}.")
-    if system == "navigation":
-        notes.append("VELMA reports KPA in the faithful variant (the start counted as the release code counts it), "
-                     "so it compares with KPA here, not with KPA corrected.")
-    if system == "tabletop" and rows:
-        notes.append("ProgPrompt's tabletop numbers are one run per task on a real Franka arm, on the paper's own four "
-                     "tasks; these runs are on this project's tasks in a simulated arm's world, so the rows are a "
-                     "reference, not a like-for-like comparison. The paper's Exec counts whether each step was "
-                     "executable; Exec here also counts a pick-and-place the physics defeated as not executed.")
+    if rows:
+        notes += system.paper_notes
     sizes = {row.tasks for row in rows if row.tasks}
     for run, _ in members:
         if sizes and run.tasks < max(sizes):
@@ -371,14 +305,14 @@ def cost(runs: Sequence[RunResults]) -> tuple[Section, list[dict]]:
 
 
 # ---------------------------------------------------------------------------------------------- method
-def method(system: str, options: Options) -> Section:
+def method(system: System, options: Options) -> Section:
     cases = ""
-    if system in PARTS:
-        names = " and ".join(p.name for p in PARTS[system])
-        cases = (f" {CASES[system]} The {names} rows restrict every run to that part and compute everything on it "
+    if system.parts:
+        names = " and ".join(p.name for p in system.parts)
+        cases = (f" {system.cases} The {names} rows restrict every run to that part and compute everything on it "
                  "alone: the means, their own bootstrap, and differences paired within the part.")
     return Section("How these numbers were computed", "method", (
-        Text(f"{DEFINITIONS[system]} are averaged over the tasks of each run, then the mean ± (population) standard "
+        Text(f"{system.definitions} are averaged over the tasks of each run, then the mean ± (population) standard "
              f"deviation is taken over runs, as the evaluation commands print them.{cases}"),
         Text(f"Confidence intervals are {options.level:.0%} percentile bootstrap intervals with {options.resamples} "
              "replicates: each replicate resamples, within every run, as many tasks as the run has, with "
@@ -386,7 +320,7 @@ def method(system: str, options: Options) -> Section:
              "between two runs are paired by task when both ran the same tasks. Replicates are drawn with "
              f"numpy's default_rng({options.seed}), so the same stores give the same report."
              + (" The two settings of one task are resampled independently although they share its difficulty, "
-                "so the overall intervals may be somewhat narrow." if system in PARTS else "")),
+                "so the overall intervals may be somewhat narrow." if system.parts else "")),
         Text("The stores were read, never written. Figures are drawn with matplotlib and embedded in this file; it "
              "loads nothing from the network.", muted=True),
     ))

@@ -6,54 +6,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from ..trace import SkipEvent
-from .episode import Episode
-from .report_document import Block, Section, Table, Text
-from .report_failures import Group, failed_steps, group, raw_problems, rejected_drafts, unmet_goals
-from .report_figures import task_bars
-from .report_runs import RunResults
-from .report_sections import metrics_of
-from .summary import by_task, stat
+from ...trace import SkipEvent
+from ..episode import Episode
+from ..summary import by_task, stat
+from .document import Block, Section, Table, Text
+from .failures import Group, failed_steps, group, raw_problems, rejected_drafts, unmet_goals
+from .figures import task_bars
+from .runs import RunResults
 
+Extract = Callable[[Iterable[Episode]], list[tuple[str, str]]]
 GROUPS = 15
 """The most frequent reasons shown per failure table."""
 
-PANELS = {"household": ("success", "gcr"), "tabletop": ("success", "plan_success")}
-"""The metrics drawn by task, a panel each."""
-
-
-def _detail(key: str) -> Callable[[Sequence[Episode]], int]:
-    return lambda episodes: sum(int(e.details.get(key, 0) or 0) for e in episodes)
-
-
-def _episodes(test: Callable[[Episode], bool]) -> Callable[[Sequence[Episode]], int]:
-    return lambda episodes: sum(1 for e in episodes if test(e))
-
-
-COUNTS: dict[str, tuple[tuple[str, Callable[[Sequence[Episode]], int]], ...]] = {
-    "household": (("dropped calls", _detail("dropped")), ("unknown names", _detail("unknown")),
-                  ("replans", _detail("replans")), ("rejected drafts", _detail("repairs"))),
-    "tabletop": (("wrong plans (Plan SR 0)", _episodes(lambda e: not e.metrics.get("plan_success"))),
-                 ("right plans that failed in the world", _episodes(lambda e: bool(e.metrics.get("plan_success"))
-                                                                     and not e.success)),
-                 ("dropped calls", _detail("dropped"))),
-}
-"""Failure counts beyond episodes, failed episodes, failed and skipped steps: (column, count over episodes)."""
-
-Extract = Callable[[Iterable[Episode]], list[tuple[str, str]]]
-FAILED = ("Failed steps, grouped by reason", "reason", "example", failed_steps)
-UNMET = ("Goal conditions left unmet", "condition", "e.g. in task", unmet_goals)
-REJECTED = ("Drafts rejected by grounded decoding (rewritten before running)", "reason", "example", rejected_drafts)
-RAW = ("Problems in the model's raw answers (dropped or repaired)", "problem", "example", raw_problems)
-SOURCES: dict[str, tuple[tuple[str, str, str, Extract], ...]] = {
-    "household": (FAILED, UNMET, REJECTED, RAW),
-    "tabletop": (FAILED, UNMET, RAW),
-}
-"""The failure tables: (caption, what is grouped, example column, what extracts the items)."""
-NOTES = {"tabletop": "A wrong plan would have failed even had every pick-and-place succeeded (Plan SR 0); a right "
-                     "plan that failed in the world lost to the physics (a slipped grasp, a blocked move, an item "
-                     "that landed outside)."}
-"""What a system's failure counts mean beyond their column names."""
+EXTRACTORS: dict[str, Extract] = {"failed": failed_steps, "unmet": unmet_goals, "rejected": rejected_drafts,
+                                  "raw": raw_problems}
+"""What reads the items of each kind of failure table a system names (`FailureTable.source`)."""
 
 
 def _mean(values: Sequence[float], digits: int) -> str:
@@ -84,15 +51,15 @@ def _task_order(runs: Sequence[RunResults]) -> list[tuple[str, str]]:
 def per_task(runs: Sequence[RunResults]) -> Section:
     """SR by task for all runs side by side (figure and table), then each run's per-task table with cost."""
     system = runs[0].system
-    metrics = metrics_of(system)[:3]
-    labels = {m.key: m.label for m in metrics_of(system)}
+    metrics = system.metrics[:3]
+    labels = {m.key: m.label for m in system.metrics}
     order = _task_order(runs)
     groups = [dict(by_task(run.episodes)) for run in runs]
     blocks: list[Block] = []
     panels = {labels[key]: {run.label: [stat([e.metrics[key] for e in g[t]]).mean if t in g else 0.0
                                         for t, _ in order]
                             for run, g in zip(runs, groups, strict=True)}
-              for key in PANELS[system]}
+              for key in system.task_panels}
     blocks.append(task_bars("sr_by_task", f"{' and '.join(panels)} by task, one bar per run (mean over its runs)",
                             [name for _, name in order], panels))
     if len(runs) > 1:
@@ -132,21 +99,22 @@ def failures(runs: Sequence[RunResults]) -> Section:
     blocks: list[Block] = [Text(
         "Reasons are grouped after normalizing them: the call's object names become <obj>, scene ids and numbers "
         "are dropped, so the same failure on different objects counts once. Counts are over all episodes of a run.")]
-    if system in NOTES:
-        blocks.append(Text(NOTES[system]))
+    if system.failure_note:
+        blocks.append(Text(system.failure_note))
     counts = []
     for run in runs:
         eps = run.episodes
         failed = sum(1 for e in eps for s in e.trace.steps if not s.ok)
         skipped = sum(1 for e in eps for ev in e.trace if isinstance(ev, SkipEvent))
         counts.append((run.label, str(len(eps)), str(sum(not e.success for e in eps)), str(failed), str(skipped),
-                       *(str(count(eps)) for _, count in COUNTS[system])))
-    header = ("run", "episodes", "failed episodes", "failed steps", "skipped steps", *(c for c, _ in COUNTS[system]))
+                       *(str(count(eps)) for _, count in system.failure_counts)))
+    header = ("run", "episodes", "failed episodes", "failed steps", "skipped steps",
+              *(c for c, _ in system.failure_counts))
     blocks.append(Table("Failure counts", header, tuple(counts), frozenset(range(1, len(header)))))
-    for caption, what, example, extract in SOURCES[system]:
-        grouped = group([extract(run.episodes) for run in runs], limit=GROUPS)
+    for kind in system.failure_tables:
+        grouped = group([EXTRACTORS[kind.source](run.episodes) for run in runs], limit=GROUPS)
         if grouped:
-            blocks.append(_group_table(caption, grouped, runs, what, example))
+            blocks.append(_group_table(kind.caption, grouped, runs, kind.what, kind.example))
         else:
-            blocks.append(Text(f"{caption}: none.", muted=True))
+            blocks.append(Text(f"{kind.caption}: none.", muted=True))
     return Section("Failures", "failures", tuple(blocks))

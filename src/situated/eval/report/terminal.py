@@ -1,23 +1,22 @@
-"""Reports of episodes: terminal tables, the JSON summaries commands end with, and figures.
-
-Household (SR / GCR / Exec, per task and over runs) and navigation (TC / SPD / KPA) episodes are summarized
-here for every command, so a notebook gets the same numbers from the same calls.
+"""The tables and summary lines commands print in the terminal (rich), one per system's evaluation: household
+(SR / GCR / Exec per task), replay, navigation (TC / SPD / KPA), tabletop (SR / Exec / Plan SR), EAI (SR, ESR
+and the error breakdown) and landmark extraction.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
-from ..envs.streets.graph import StreetGraph
-from ..errors import DataError
-from .episode import Episode
-from .household import HOUSEHOLD_METRICS
-from .summary import Stat, by_task, stat, summarize
+from ..episode import Episode
+from ..summary import by_task, stat, summarize
+from ..systems.eai import BREAKDOWN
+from ..systems.household import total
+from ..systems.household_metrics import HOUSEHOLD_METRICS
+from ..systems.tabletop_episodes import TABLETOP_METRICS
 
 
 def _stat_text(values: Sequence[float]) -> str:
@@ -42,32 +41,12 @@ def household_table(episodes: Sequence[Episode], title: str) -> Table:
     return table
 
 
-def _total(episodes: Sequence[Episode], field: str) -> int:
-    return sum(int(e.details.get(field, 0)) for e in episodes)
-
-
-def household_summary(episodes: Sequence[Episode]) -> dict[str, Any]:
-    """SR / GCR / Exec (mean and std over runs), precision, counts and cost: the last line of `eval`."""
-    s = summarize(episodes, HOUSEHOLD_METRICS)
-
-    def r(value: float) -> float:
-        return round(value, 4)
-
-    return {"sr": r(s["success"].mean), "sr_std": r(s["success"].std), "gcr": r(s["gcr"].mean),
-            "exec": r(s["exec"].mean), "tasks": s.tasks, "runs": s.runs, "gcr_std": r(s["gcr"].std),
-            "exec_std": r(s["exec"].std), "precision": r(s["precision"].mean),
-            "unknown": _total(episodes, "unknown"), "dropped": _total(episodes, "dropped"),
-            "replans": _total(episodes, "replans"), "repairs": _total(episodes, "repairs"),
-            "abandoned": _total(episodes, "abandoned"),
-            "tokens": sum(e.cost.tokens for e in episodes)}
-
-
 def household_line(episodes: Sequence[Episode]) -> str:
     """The one-line text summary under the household table."""
     s = summarize(episodes, HOUSEHOLD_METRICS)
     return (f"SR {s['success']}  GCR {s['gcr']}  Exec {s['exec']}  "
-            f"unknown actions/objects {_total(episodes, 'unknown')}  dropped calls {_total(episodes, 'dropped')}  "
-            f"abandoned steps {_total(episodes, 'abandoned')}")
+            f"unknown actions/objects {total(episodes, 'unknown')}  dropped calls {total(episodes, 'dropped')}  "
+            f"abandoned steps {total(episodes, 'abandoned')}")
 
 
 def replay_table(episodes: Sequence[Episode], title: str) -> Table:
@@ -81,11 +60,6 @@ def replay_table(episodes: Sequence[Episode], title: str) -> Table:
     return table
 
 
-def means(episodes: Sequence[Episode]) -> dict[str, Stat]:
-    """Household metrics of one run's episodes (mean; std over the one run is 0)."""
-    return dict(summarize(episodes, HOUSEHOLD_METRICS).stats)
-
-
 def navigation_table(summary: dict[str, float | int], title: str) -> Table:
     table = Table(title=title)
     for column in ("TC %", "SPD", "KPA %", "KPA corrected %"):
@@ -95,64 +69,59 @@ def navigation_table(summary: dict[str, float | int], title: str) -> Table:
     return table
 
 
-def draw_route(graph: StreetGraph, gold: Sequence[str], path: Sequence[str], title: str, out: Path) -> Path:
-    """Draw the gold route and an agent's path over the street graph; returns the file written (a `.png` is
-    added when `out` has no image suffix)."""
-    import matplotlib
+def replay_line(episodes: Sequence[Episode]) -> str:
+    """The line under the replay table: SR, GCR and Exec over the split."""
+    s = summarize(episodes, HOUSEHOLD_METRICS)
+    return f"SR {s['success'].mean:.3f}  GCR {s['gcr'].mean:.3f}  Exec {s['exec'].mean:.3f}"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.backend_bases import FigureCanvasBase
-    from matplotlib.collections import LineCollection
 
-    if not out.suffix:
-        out = out.with_name(out.name + ".png")
-    if out.suffix.lower().lstrip(".") not in FigureCanvasBase.get_supported_filetypes():
-        raise DataError(f"{out}: unsupported image format {out.suffix!r} (use .png, .svg or .pdf)")
-    shown = [graph.nodes[p] for p in [*gold, *path]]
-    lat_lo, lat_hi = min(n.lat for n in shown), max(n.lat for n in shown)
-    lng_lo, lng_hi = min(n.lng for n in shown), max(n.lng for n in shown)
-    margin = max(lat_hi - lat_lo, lng_hi - lng_lo, 0.001) * 0.15
-    lat_lo, lat_hi, lng_lo, lng_hi = lat_lo - margin, lat_hi + margin, lng_lo - margin, lng_hi + margin
+def replay_summary(split: str, episodes: Sequence[Episode]) -> dict[str, Any]:
+    """The last JSON line of `situated replay --json`."""
+    s = summarize(episodes, HOUSEHOLD_METRICS)
+    return {"split": split, "tasks": s.tasks, "sr": round(s["success"].mean, 4), "gcr": round(s["gcr"].mean, 4),
+            "exec": round(s["exec"].mean, 4)}
 
-    def inside(panoid: str) -> bool:
-        node = graph.nodes[panoid]
-        return lat_lo <= node.lat <= lat_hi and lng_lo <= node.lng <= lng_hi
 
-    segments = []
-    for panoid, node in graph.nodes.items():
-        if not inside(panoid):
-            continue
-        for neighbour in graph.out_edges(panoid).values():
-            other = graph.nodes[neighbour]
-            segments.append([(node.lng, node.lat), (other.lng, other.lat)])
+def tabletop_table(episodes: Sequence[Episode], title: str) -> Table:
+    """Per task and setting: SR, Exec, Plan SR (mean ± std over runs), steps, and the first failed step (or
+    else the first goal condition left unmet)."""
+    table = Table(title=title)
+    for column in ("#", "task", "distractors", "SR", "Exec", "Plan SR", "steps", "what went wrong"):
+        table.add_column(column)
+    for _, rows in by_task(episodes):
+        first = rows[0]
+        added = first.details.get("distractor_objects", [])
+        failures = [f for r in rows for f in r.details.get("failures", [])] or [
+            f"not {m}" for r in rows for m in r.details.get("missing", [])]
+        table.add_row(str(first.details.get("task_index", "")), first.instruction,
+                      ", ".join(added) if first.details.get("distractors") else "none",
+                      *(_stat_text([r.metrics[m] for r in rows]) for m in TABLETOP_METRICS),
+                      str(round(sum(r.details.get("attempted", 0) for r in rows) / len(rows), 1)),
+                      escape(failures[0][:70]) + (f" (+{len(failures) - 1})" if len(failures) > 1 else "")
+                      if failures else "")
+    return table
 
-    figure, axes = plt.subplots(figsize=(8, 8))
-    axes.add_collection(LineCollection(segments, colors="#c8c8c8", linewidths=0.8, zorder=1))
-    for route, colour, width, style, label in (
-        (gold, "#2a9d3a", 4.0, "-", "gold route"),
-        (path, "#d62828", 2.0, "--", "agent path"),
-    ):
-        xs = [graph.nodes[p].lng for p in route]
-        ys = [graph.nodes[p].lat for p in route]
-        axes.plot(xs, ys, style, color=colour, linewidth=width, label=label, zorder=2)
-    start, target, stop = graph.nodes[gold[0]], graph.nodes[gold[-1]], graph.nodes[path[-1]]
-    axes.scatter([start.lng], [start.lat], s=80, c="#1d3557", marker="o", label="start", zorder=3)
-    axes.scatter([target.lng], [target.lat], s=180, c="#2a9d3a", marker="*", label="target", zorder=3)
-    axes.scatter([stop.lng], [stop.lat], s=80, c="#d62828", marker="X", label="agent stop", zorder=3)
-    axes.set_xlim(lng_lo, lng_hi)
-    axes.set_ylim(lat_lo, lat_hi)
-    axes.set_aspect(1 / max(0.1, math.cos(math.radians(start.lat))))
-    axes.ticklabel_format(useOffset=False, style="plain")
-    axes.set_xlabel("longitude")
-    axes.set_ylabel("latitude")
-    axes.set_title(title)
-    axes.legend(loc="best")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        figure.savefig(out, dpi=120, bbox_inches="tight")
-    except OSError as err:
-        raise DataError(f"{out}: cannot write the figure ({err.strerror or err})") from None
-    finally:
-        plt.close(figure)
-    return out
+
+def tabletop_line(summary: Mapping[str, Any]) -> str:
+    return f"SR {summary['sr']:.2f}  Exec {summary['exec']:.2f}  Plan SR {summary['plan_sr']:.2f}"
+
+
+def eai_table(rows: Sequence[tuple[str, Mapping[str, Any]]], title: str) -> Table:
+    """EAI's metrics (percent) per evaluator: SR, ESR and the error breakdown; `rows` are (evaluator, metrics)."""
+    table = Table(title=title)
+    for column in ("evaluator", "SR %", "ESR %", *(name.replace("_", " ") + " %" for name in BREAKDOWN)):
+        table.add_column(column, justify="right")
+    for name, metrics in rows:
+        table.add_row(name, *(("-" if metrics.get(k) is None else f"{metrics[k]:.1f}")
+                              for k in ("sr", "esr", *BREAKDOWN)))
+    return table
+
+
+def landmark_table(score: Any, title: str) -> Table:
+    """Precision, recall and F1 of extracted landmarks against a reference (`planners.landmarks` scores)."""
+    table = Table(title=title)
+    for column in ("precision %", "recall %", "F1 %", "predicted", "reference"):
+        table.add_column(column, justify="right")
+    table.add_row(f"{score.precision:.1f}", f"{score.recall:.1f}", f"{score.f1:.1f}", str(score.predicted),
+                  str(score.reference))
+    return table

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
-from ..datasets.eai_actions import EaiTask, EdgeGoal, NodeGoal
-from ..envs.household import HouseholdEnv, SceneGraph
-from ..planners.eai import Check, Checker, Step, task_actions
+from ...datasets.eai_actions import EaiTask, EdgeGoal, NodeGoal
+from ...envs.household import HouseholdEnv, SceneGraph
+from ...planners.eai import Check, Checker, Step, task_actions
 
 ZERO_ARG_REASON = "EAI's evaluator skips actions without objects, so it would never be executed"
 REPEAT_REASON = "it repeats the step before it and changes nothing"

@@ -15,18 +15,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..datasets.eai_actions import EaiTask
-from ..errors import ParseError, SituatedError
-from ..llm.base import LLM
-from ..planners.eai import APPROACH, APPROACH_FIRST, convert_answer, plan_grounded, plan_task
-from .eai import EaiEvaluation, evaluate
+from ...datasets.eai_actions import EaiTask
+from ...errors import ParseError, SituatedError
+from ...llm.base import LLM
+from ...planners.eai import APPROACH, APPROACH_FIRST, convert_answer, plan_grounded, plan_task
+from ..episode import Cost, Episode
+from ..executors import Executor, ModelSpec
+from ..runner import Progress, run_episodes
+from ..store import ResultsStore, fingerprint
+from .base import Metric, keys
 from .eai_check import scene_checker
-from .episode import Cost, Episode
-from .executors import Executor, ModelSpec
-from .runner import Progress, run_episodes
-from .store import ResultsStore, fingerprint
+from .eai_evaluator import EaiEvaluation, evaluate
 
-EAI_METRICS: tuple[str, ...] = ("success", "executable")
+METRICS = (Metric("success", "SR", 100, 1), Metric("executable", "ESR", 100, 1))
+"""EAI's verdict on each task's answer (success, executable), shown as EAI's percentages."""
+EAI_METRICS: tuple[str, ...] = keys(METRICS)
 OPEN_LOOP, GROUNDED = "open loop", "grounded"
 
 
@@ -41,7 +44,7 @@ def eai_episode(task: EaiTask, run: int, llm: LLM, protocol: str, *, repairs: in
 
     `approach=True`: the grammar lets the model act only on objects it walked to first (grounded: the first
     answer only; rewrites use the plain grammar). `hints=True` (grounded): the private scene inserts the steps a
-    failing step needs and names the action that makes each unmet goal hold (`eval.eai_check`).
+    failing step needs and names the action that makes each unmet goal hold (`eval.systems.eai_check`).
     """
     if repairs > 0:
         plan = plan_grounded(llm, task, protocol, check=scene_checker(task, hints=hints), repairs=repairs,

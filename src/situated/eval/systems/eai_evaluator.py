@@ -335,7 +335,7 @@ def run_eai(llm: Any, tasks: Sequence[Any], protocol: str = "1.0.5", *, grounded
     `plan_options` go to `plan_task` / `plan_grounded` (typed, template, max_steps, max_tokens, ...);
     `progress(plan)` is called after each task.
     """
-    from situated.eval.eai_check import scene_checker
+    from situated.eval.systems.eai_check import scene_checker
     from situated.planners.eai import DEFAULT_REPAIRS, plan_grounded, plan_task
 
     plans = []

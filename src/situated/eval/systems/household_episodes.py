@@ -13,27 +13,26 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..datasets.progprompt import HouseholdTask
-from ..envs.base import ConditionCheck, Environment, symbolic_check
-from ..envs.household import HouseholdEnv
-from ..errors import DataError, SituatedError
-from ..interpreter import Limits, interpret
-from ..planners.assertion_check import ASSERT_CHECKS, assertion_check
-from ..planners.base import Planner, PlanResult
-from ..planners.factory import household_planner_factory
-from ..planners.feedback import Verifier, failure_comment
-from ..planners.progprompt_prompt import ABLATIONS
-from ..program import Condition, Program
-from ..trace import StepEvent, Trace
-from .episode import Episode
-from .executors import EpisodeFn, Executor, ModelSpec
+from ...datasets.progprompt import HouseholdTask
+from ...envs.base import ConditionCheck, Environment, symbolic_check
+from ...envs.household import HouseholdEnv
+from ...errors import DataError, SituatedError
+from ...interpreter import Limits, interpret
+from ...planners.assertion_check import ASSERT_CHECKS, assertion_check
+from ...planners.base import Planner, PlanResult
+from ...planners.factory import household_planner_factory
+from ...planners.feedback import Verifier, failure_comment
+from ...planners.progprompt_prompt import ABLATIONS
+from ...program import Condition, Program
+from ...trace import StepEvent, Trace
+from ..episode import Episode
+from ..executors import EpisodeFn, Executor, ModelSpec
+from ..runner import Progress, cost_of, run_episodes
+from ..store import ResultsStore, fingerprint
 from .household_metrics import abandoned, as_metrics, score_episode
-from .runner import Progress, cost_of, run_episodes
-from .store import ResultsStore, fingerprint
 
 DEFAULT_LIMITS = Limits()
 
-HOUSEHOLD_METRICS: tuple[str, ...] = ("success", "gcr", "exec", "precision")
 
 
 class SimulatorVerifier:

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import files
-from ..envs.household.env import HouseholdEnv
-from ..envs.household.script import ScriptStep, parse_script
-from ..errors import DataError
+from ... import files
+from ...envs.household.env import HouseholdEnv
+from ...envs.household.script import ScriptStep, parse_script
+from ...errors import DataError
 
 Fact = tuple
 
@@ -86,7 +86,7 @@ class FidelityReport:
 
 def eai_cases(root: Path | None = None, names: set[str] | None = None) -> Iterator[ProgramCase]:
     """The eai-eval programs (sorted by file name) with their initial graphs; only `names` when given."""
-    from ..datasets.eai import eai_root, read_eai_program
+    from ...datasets.eai import eai_root, read_eai_program
 
     base = eai_root() if root is None else root
     for scene, pid, path in _eai_list(root):
@@ -97,7 +97,7 @@ def eai_cases(root: Path | None = None, names: set[str] | None = None) -> Iterat
 
 
 def _eai_list(root: Path | None) -> list[tuple[str, str, Path]]:
-    from ..datasets.eai import list_eai_programs
+    from ...datasets.eai import list_eai_programs
 
     return list_eai_programs(root)
 

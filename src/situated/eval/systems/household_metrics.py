@@ -15,8 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass
 
-from ..planners.base import Rewrite
-from ..program import Assert, Call, For, If, Program, Statement
+from ...planners.base import Rewrite
+from ...program import Assert, Call, For, If, Program, Statement
+from .base import Metric, keys
+
+METRICS = (Metric("success", "SR"), Metric("gcr", "GCR"), Metric("exec", "Exec"), Metric("precision", "precision"))
+"""The household metrics of an episode, as reports show them."""
+HOUSEHOLD_METRICS: tuple[str, ...] = keys(METRICS)
 
 NAVIGATION_ACTIONS = frozenset({"walk", "run", "find", "turnto", "lookat", "walktowards", "walkforward", "turnleft",
                                 "turnright"})

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..datasets.progprompt import HouseholdTask
-from ..envs.household import HouseholdEnv
-from ..envs.household.conditions import class_conditions
-from ..envs.household.script import parse_script
-from ..errors import DataError
-from .episode import Episode
+from ...datasets.progprompt import HouseholdTask
+from ...envs.household import HouseholdEnv
+from ...envs.household.conditions import class_conditions
+from ...envs.household.script import parse_script
+from ...errors import DataError
+from ..episode import Episode
 from .household_metrics import as_metrics, score_episode
 
 

@@ -13,30 +13,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..datasets.map2seq import NavDataset, detect_dataset, graph_dir
-from ..envs.streets.env import MAX_STEPS, NavInstance, StreetEnv
-from ..envs.streets.graph import StreetGraph, load_graph
-from ..envs.streets.oracle import gold_actions
-from ..envs.streets.visibility import VisibilitySource
-from ..envs.streets.visibility_kinds import VISIBILITY_KINDS, make_visibility
-from ..errors import DataError, SituatedError
-from ..interpreter import interpret
-from ..planners.nav_baselines import AGENTS, NavAgent, make_agent
-from ..planners.retrieval import make_retriever
-from ..planners.velma import Example
-from ..planners.velma_route import RouteExample, route_example
-from ..program import Call, Program
-from ..trace import ObservationEvent, StepEvent, Trace
-from .episode import Cost, Episode
-from .executors import EpisodeFn, Executor, ModelSpec
-from .navigation_metrics import as_metrics, episode_metrics
-from .runner import Progress, run_episodes
-from .store import ResultsStore, fingerprint
+from ...datasets.map2seq import NavDataset, detect_dataset, graph_dir
+from ...envs.streets.env import MAX_STEPS, NavInstance, StreetEnv
+from ...envs.streets.graph import StreetGraph, load_graph
+from ...envs.streets.oracle import gold_actions
+from ...envs.streets.visibility import VisibilitySource
+from ...envs.streets.visibility_kinds import VISIBILITY_KINDS, make_visibility
+from ...errors import DataError, SituatedError
+from ...interpreter import interpret
+from ...planners.nav_baselines import AGENTS, NavAgent, make_agent
+from ...planners.retrieval import make_retriever
+from ...planners.velma import Example
+from ...planners.velma_route import RouteExample, route_example
+from ...program import Call, Program
+from ...trace import ObservationEvent, StepEvent, Trace
+from ..episode import Cost, Episode
+from ..executors import EpisodeFn, Executor, ModelSpec
+from ..runner import Progress, run_episodes
+from ..store import ResultsStore, fingerprint
+from .navigation_metrics import NAVIGATION_METRICS, as_metrics, episode_metrics
 
 HARD_ACTION_CAP = 10_000
 """Safety net for environments without a step limit (gold replays): no real route needs this many actions."""
 
-NAVIGATION_METRICS: tuple[str, ...] = ("tc", "spd", "kpa", "kpa_corrected")
 
 TRAINING_PARTITION = "seen"
 

@@ -22,7 +22,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..envs.streets.graph import StreetGraph
+from ...envs.streets.graph import StreetGraph
+from .base import Metric, keys
+
+METRICS = (Metric("tc", "TC %", 100, 1), Metric("spd", "SPD (hops)", 1, 1, higher_is_better=False),
+           Metric("kpa", "KPA %", 100, 1), Metric("kpa_corrected", "KPA corrected %", 100, 1))
+"""The navigation metrics of an episode (fractions and hops), as reports show them (percent and hops)."""
+NAVIGATION_METRICS: tuple[str, ...] = keys(METRICS)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..actions import (
+from ...actions import (
     PROGPROMPT_SPACE,
     SANDBOX_PRIMITIVES,
     TABLETOP_PRIMITIVES,
@@ -19,8 +19,8 @@ from ..actions import (
     VIRTUALHOME_SPACE,
     ActionSpace,
 )
-from ..errors import DataError
-from ..program import Program, parse
+from ...errors import DataError
+from ...program import Program, parse
 
 TABLETOP = "tabletop:"
 RUN_TABLETOP_SPACE = ActionSpace(TABLETOP_PRIMITIVES + SANDBOX_PRIMITIVES)
@@ -44,7 +44,7 @@ class OpenedScene:
         """A plan file's program; a tabletop plan may start with its local `objects = [...]` line, as the
         planner's prompt shows it (the line is checked to be a plain list of names and left out)."""
         if self.kind == "tabletop":
-            from ..planners.progprompt_tabletop import strip_objects_line
+            from ...planners.progprompt_tabletop import strip_objects_line
 
             try:
                 raw = text.decode("utf-8") if isinstance(text, bytes) else text
@@ -62,13 +62,13 @@ def open_scene(scene: str | Path, *, seed: int = 0, slip_probability: float = 0.
     """Open `scene` (see the module docstring) and reset it; DataError naming the file and field when it is bad."""
     text = str(scene)
     if not is_tabletop(text):
-        from ..envs.household import HouseholdEnv
+        from ...envs.household import HouseholdEnv
 
         env: Any = HouseholdEnv.from_file(Path(text), seed=seed)
         env.reset()
         return OpenedScene(env, "household", VIRTUALHOME_SPACE, PROGPROMPT_SPACE, "progprompt",
                            tuple(env.object_names()), text)
-    from ..envs.tabletop import BUILTIN_SCENES, TabletopEnv
+    from ...envs.tabletop import BUILTIN_SCENES, TabletopEnv
 
     name = text[len(TABLETOP):]
     if not name:

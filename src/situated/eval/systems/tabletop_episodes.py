@@ -21,23 +21,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..datasets.tabletop import TabletopTask
-from ..envs.base import StepResult
-from ..envs.tabletop.scene import layout
-from ..interpreter import Limits, interpret
-from ..planners.base import Planner
-from ..planners.progprompt_tabletop import TabletopPlanner
-from ..program import Call, Condition, Program, condition_text, format_program
-from .episode import Episode
-from .executors import EpisodeFn, Executor, ModelSpec
-from .runner import Progress, cost_of, run_episodes
-from .store import ResultsStore, fingerprint
-from .summary import summarize
+from ...datasets.tabletop import TabletopTask
+from ...envs.base import StepResult
+from ...envs.tabletop.scene import layout
+from ...interpreter import Limits, interpret
+from ...planners.base import Planner
+from ...planners.progprompt_tabletop import TabletopPlanner
+from ...program import Call, Condition, Program, condition_text, format_program
+from ..episode import Episode
+from ..executors import EpisodeFn, Executor, ModelSpec
+from ..runner import Progress, cost_of, run_episodes
+from ..store import ResultsStore, fingerprint
+from ..summary import summarize
+from .base import Metric, keys
 
 if TYPE_CHECKING:
-    from ..envs.tabletop import TabletopEnv
+    from ...envs.tabletop import TabletopEnv
 
-TABLETOP_METRICS: tuple[str, ...] = ("success", "exec", "plan_success")
+METRICS = (Metric("success", "SR"), Metric("exec", "Exec"), Metric("plan_success", "Plan SR"))
+"""The tabletop metrics of an episode, as reports show them."""
+TABLETOP_METRICS: tuple[str, ...] = keys(METRICS)
 DEFAULT_LIMITS = Limits()
 PRIMITIVE = "grab_and_putin"
 
@@ -160,7 +163,7 @@ def case_episode(case: TabletopCase, run: int, planner: Planner, env: TabletopEn
 
 def make_env(case: TabletopCase, layout_seed: int, slip_probability: float = 0.0) -> TabletopEnv:
     """The simulated scene of a case, laid out with `layout_seed` (pybullet is imported here)."""
-    from ..envs.tabletop import TabletopEnv
+    from ...envs.tabletop import TabletopEnv
 
     return TabletopEnv(list(case.names), seed=layout_seed, slip_probability=slip_probability)
 
