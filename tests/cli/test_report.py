@@ -119,3 +119,25 @@ def test_a_broken_store_names_its_file_and_line(household: tuple[Path, Path], tm
     (broken / "episodes.jsonl").write_text("")  # an evaluation that has not finished an episode yet
     assert main(["report", str(broken), "--out", str(tmp_path / "r.html")]) == 2
     assert "no finished episodes yet" in capsys.readouterr().err
+
+
+def test_eai_report_shows_sr_esr_errors_and_the_published_table(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """An EAI store (4 tasks replayed from the 1.5B model's recorded answers, judged by EAI's evaluator) renders
+    like the others: SR and ESR with intervals, the error breakdown of its episodes, EAI's published SR rows."""
+    pytest.importorskip("virtualhome_eval")
+    store = tmp_path / "eai"
+    assert main(["eval", "eai", "--limit", "4", "--model", "llamacpp:qwen2.5-coder-1.5b", "--cassette",
+                 str(CASSETTES / "eai_open_1.5b.jsonl"), "--out", str(store), "--json"]) == 0
+    run = last_json(capsys)
+    out = tmp_path / "report.md"
+    assert main(["report", str(store), "--out", str(out), "--format", "md", "--json", "--resamples", "200"]) == 0
+    summary = last_json(capsys)
+    assert summary["system"] == "eai" and summary["paper_rows"] == 4
+    metrics = summary["runs"][0]["metrics"]
+    assert metrics["success"]["mean"] * 100 == pytest.approx(run["sr"], abs=0.1)
+    assert metrics["executable"]["mean"] * 100 == pytest.approx(run["esr"], abs=0.1)
+    text = out.read_text()
+    assert text.startswith("# EAI action sequencing evaluation report")
+    assert "Error breakdown" in text and "missing step" in text
+    assert "GPT-4o" in text and "61.6" in text and "| SR [95% CI] | ESR [95% CI] |" in text
