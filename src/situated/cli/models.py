@@ -8,6 +8,7 @@ import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -129,3 +130,32 @@ def evaluation_model(uri: str, *, executor: str, jobs: int, ray_address: str | N
                 ensure_model(name, progress=on_bytes)
     assert spec is not None
     return chosen, spec
+
+
+@dataclass(frozen=True)
+class CommandModels:
+    """The `ModelSource` of a command (`eval.model_source`): its model options, opened with progress on stderr."""
+
+    cassette: Path | None = None
+    cassette_mode: str = "replay"
+    threads: int | None = None
+    base_url: str | None = None
+    executor: str = "local"
+    jobs: int = 1
+    ray_address: str | None = None
+    console: Console = field(default_factory=lambda: Console(stderr=True))
+
+    def open(self, uri: str) -> LLM:
+        return open_model(uri, cassette=self.cassette, cassette_mode=self.cassette_mode, threads=self.threads,
+                          base_url=self.base_url, console=self.console)
+
+    def for_episodes(self, uri: str, *, n_ctx: int | None = None) -> tuple[Executor, ModelSpec]:
+        return evaluation_model(uri, executor=self.executor, jobs=self.jobs, ray_address=self.ray_address,
+                                cassette=self.cassette, cassette_mode=self.cassette_mode, threads=self.threads,
+                                base_url=self.base_url, console=self.console, n_ctx=n_ctx)
+
+    def without_model(self) -> Executor:
+        return choose_executor(self.executor, self.jobs, ray_address=self.ray_address)[0]
+
+    def check_cassette(self, inputs: Sequence[Path] = ()) -> None:
+        check_cassette(self.cassette, self.cassette_mode, inputs)

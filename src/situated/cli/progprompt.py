@@ -14,6 +14,7 @@ from ..datasets.progprompt import load_example_plans
 from ..envs.household import HouseholdEnv
 from ..errors import DataError, SituatedError
 from ..eval.report.terminal import household_line, household_table
+from ..eval.settings import check_counts
 from ..eval.store import fingerprint
 from ..eval.systems.household import household_summary
 from ..eval.systems.household_episodes import HouseholdJob, evaluate_household_job, household_config, plan_and_run
@@ -37,7 +38,6 @@ from .progress import episode_progress
 from .render import (
     ForceOpt,
     TraceWriter,
-    check_counts,
     check_outputs,
     input_files,
     print_changes,

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .. import files
-from ..errors import DataError, SituatedError
+from ..errors import DataError
 from ..trace import CheckEvent, Event, ObservationEvent, SkipEvent, StepEvent, StopEvent, SubgoalEvent
 
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite output files that exist (an input never).")]
@@ -52,14 +52,6 @@ def check_outputs(outputs: Iterable[Path | None], inputs: Iterable[Path], force:
         if any(out.resolve() == other.resolve() for other in wanted[:k]):
             raise DataError(f"{out}: named for two outputs; give each its own file")
         files.check_output(out, inputs=sources, force=force)
-
-
-def check_counts(*checks: tuple[str, int | None, int]) -> None:
-    """`(option, value, least)` each: SituatedError `--runs must be >= 1, got 0` for a value below its least
-    (None: the option was not given)."""
-    for option, value, least in checks:
-        if value is not None and value < least:
-            raise SituatedError(f"{option} must be >= {least}, got {value}")
 
 
 def event_line(event: Event) -> str:

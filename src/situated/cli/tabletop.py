@@ -16,6 +16,7 @@ from rich.table import Table
 from ..datasets.tabletop import load_tabletop_tasks
 from ..errors import SituatedError
 from ..eval.episode import Episode
+from ..eval.settings import check_counts
 from ..eval.store import fingerprint
 from ..eval.summary import by_task, stat
 from ..eval.systems.tabletop_episodes import (
@@ -31,7 +32,7 @@ from ..planners.progprompt_tabletop import TABLETOP_EXAMPLES, TabletopPrompt
 from .models import BaseUrlOpt, ExecutorOpt, JobsOpt, RayAddressOpt, ThreadsOpt, check_cassette, evaluation_model
 from .progprompt import _eval_app
 from .progress import episode_progress
-from .render import check_counts, input_files
+from .render import input_files
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 
