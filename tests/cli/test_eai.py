@@ -104,9 +104,9 @@ def test_worked_examples_get_a_context_that_holds_the_longest_task(monkeypatch: 
     """The longest task's prompt with both examples is 8,310 tokens (601_2): over the default 8,192, so the run
     crashed there; with --shots the embedded model gets SHOTS_CONTEXT."""
     from fakes import ScriptedLLM
-    from situated.cli import eai as cli
     from situated.datasets.eai_actions import load_tasks
     from situated.eval.executors import ModelSpec
+    from situated.eval.systems import eai_run as cli
     from situated.planners.eai import model_prompt
 
     opened: list[int | None] = []
