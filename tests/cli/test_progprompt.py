@@ -75,12 +75,12 @@ def test_eval_replayed_from_cassette(progprompt_data: Path, tmp_path: Path, caps
 
 
 def test_plan_prints_program_trace_and_goals(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
-    from situated.cli import progprompt as cli
+    from situated.cli import models
 
     plan = (ROOT / "examples" / "plans" / "microwave_salmon.py").read_text().split("():\n\t", 1)[1]
 
     llm = ScriptedLLM([plan])
-    monkeypatch.setattr(cli, "open_model", lambda *a, **k: llm)
+    monkeypatch.setattr(models, "open_model", lambda *a, **k: llm)
     code = main(["plan", "microwave salmon", "--scene", str(ROOT / "examples" / "scenes" / "apartment.json"),
                  "--tasks", str(ROOT / "examples" / "tasks" / "apartment_tasks.json"),
                  "--examples-file", str(ROOT / "examples" / "plans")])
@@ -107,7 +107,7 @@ def test_examples_as_a_number_is_the_fixed_choice(progprompt_data: Path, tmp_pat
 
 
 def test_default_examples_are_retrieved_and_the_paper_s_set_up_stays_one_flag_away() -> None:
-    from situated.cli.progprompt import example_choice
+    from situated.eval.systems.household_run import example_choice
 
     assert example_choice(None, None, "minilm") == (5, "minilm")               # ProgPrompt's default
     assert example_choice("fixed", None, "minilm") == (3, None)                 # the paper's 3 fixed examples

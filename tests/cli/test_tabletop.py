@@ -141,10 +141,10 @@ def test_render_needs_a_tabletop_scene(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_plan_on_a_tabletop_scene_shows_the_goal_and_renders(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture) -> None:
-    from situated.cli import tabletop_scene
+    from situated.cli import models
 
     llm = ScriptedLLM(["# 0: the apple\n\tgrab_and_putin('apple', 'bowl')\n"])
-    monkeypatch.setattr(tabletop_scene, "open_model", lambda *a, **k: llm)
+    monkeypatch.setattr(models, "open_model", lambda *a, **k: llm)
     image = tmp_path / "after.png"
     assert main(["plan", "put the apple in the bowl", "--scene", "tabletop:fruit_bowl", "--tasks", str(TASKS),
                  "--render", str(image)]) == 0

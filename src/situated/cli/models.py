@@ -20,6 +20,7 @@ from .. import files
 from ..errors import DataError
 from ..eval.executors import EXECUTORS, Executor, ModelSpec, choose_executor
 from ..llm import LLM, load
+from .render import input_files
 
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server (else OPENAI_BASE_URL).")]
 ThreadsOpt = Annotated[int | None, typer.Option("--threads", help="llama.cpp threads (default: all cores).")]
@@ -158,4 +159,4 @@ class CommandModels:
         return choose_executor(self.executor, self.jobs, ray_address=self.ray_address)[0]
 
     def check_cassette(self, inputs: Sequence[Path] = ()) -> None:
-        check_cassette(self.cassette, self.cassette_mode, inputs)
+        check_cassette(self.cassette, self.cassette_mode, input_files(*inputs))

@@ -40,6 +40,11 @@ class OpenedScene:
     names: tuple[str, ...]
     source: str
 
+    @property
+    def has_camera(self) -> bool:
+        """Whether `env.save_image` renders the scene (the tabletop's camera)."""
+        return self.kind == "tabletop"
+
     def read_program(self, text: str | bytes, source: str) -> Program:
         """A plan file's program; a tabletop plan may start with its local `objects = [...]` line, as the
         planner's prompt shows it (the line is checked to be a plain list of names and left out)."""
