@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..eval.episode import Episode
-from ..eval.runner import Progress as OnProgress
+from ..eval.episode_runner import Progress as OnProgress
 
 
 @contextmanager

@@ -8,7 +8,7 @@ An evaluation is described without closures, so that it can travel to other proc
 - *work items*: `(task, run)` pairs, the tasks sent as data (frozen dataclasses).
 
 An `Executor` takes both and yields finished episodes as they complete, in any order. The calling process (the
-driver, `eval.runner.run_episodes`) is the only writer of the results store: it adds each episode as it
+driver, `eval.episode_runner.run_episodes`) is the only writer of the results store: it adds each episode as it
 arrives, so a rerun episode (its worker died) or a resumed evaluation never writes an episode twice.
 
 Executors:

@@ -20,8 +20,8 @@ from ...errors import ParseError, SituatedError
 from ...llm.base import LLM
 from ...planners.eai import APPROACH, APPROACH_FIRST, convert_answer, plan_grounded, plan_task
 from ..episode import Cost, Episode
+from ..episode_runner import Progress, run_episodes
 from ..executors import Executor, ModelSpec
-from ..runner import Progress, run_episodes
 from ..store import ResultsStore, fingerprint
 from .base import Metric, keys
 from .eai_check import scene_checker

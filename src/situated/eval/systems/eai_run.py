@@ -10,9 +10,9 @@ from typing import Any
 
 from ...errors import SituatedError
 from ..episode import Episode
+from ..episode_runner import Progress
 from ..executors import Executor, ModelSpec
 from ..model_source import ModelSource
-from ..runner import Progress
 from ..settings import check_choice, check_limit, model_label
 from .eai_episodes import Rescored, eai_config, evaluate_eai, mode, rescore
 from .eai_evaluator import EaiEvaluation

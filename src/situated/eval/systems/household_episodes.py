@@ -26,8 +26,8 @@ from ...planners.progprompt_prompt import ABLATIONS
 from ...program import Condition, Program
 from ...trace import StepEvent, Trace
 from ..episode import Episode
+from ..episode_runner import Progress, cost_of, run_episodes
 from ..executors import EpisodeFn, Executor, ModelSpec
-from ..runner import Progress, cost_of, run_episodes
 from ..store import ResultsStore, fingerprint
 from .household_metrics import abandoned, as_metrics, score_episode
 

@@ -11,9 +11,9 @@ from typing import Any
 from ...errors import SituatedError
 from ...planners.assertion_check import ASSERT_CHECKS
 from ..episode import Episode
+from ..episode_runner import Progress
 from ..executors import Executor
 from ..model_source import ModelSource
-from ..runner import Progress
 from ..settings import check_choice, check_counts, check_limit, levers, model_label
 from ..store import fingerprint
 from .household_episodes import HouseholdJob, evaluate_household_job, household_config

@@ -28,8 +28,8 @@ from ...planners.velma_route import RouteExample, route_example
 from ...program import Call, Program
 from ...trace import ObservationEvent, StepEvent, Trace
 from ..episode import Cost, Episode
+from ..episode_runner import Progress, run_episodes
 from ..executors import EpisodeFn, Executor, ModelSpec
-from ..runner import Progress, run_episodes
 from ..store import ResultsStore, fingerprint
 from .navigation_metrics import NAVIGATION_METRICS, as_metrics, episode_metrics
 

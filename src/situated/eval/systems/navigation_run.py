@@ -16,9 +16,9 @@ from ...envs.streets.visibility import NoVisibility
 from ...errors import SituatedError
 from ...planners.nav_baselines import AGENTS, make_agent
 from ..episode import Episode
+from ..episode_runner import Progress
 from ..executors import Executor
 from ..model_source import ModelSource
-from ..runner import Progress
 from ..settings import check_choice, check_counts, check_limit
 from .navigation_episodes import (
     NavigationJob,

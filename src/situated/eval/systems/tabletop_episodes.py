@@ -29,8 +29,8 @@ from ...planners.base import Planner
 from ...planners.progprompt_tabletop import TabletopPlanner
 from ...program import Call, Condition, Program, condition_text, format_program
 from ..episode import Episode
+from ..episode_runner import Progress, cost_of, run_episodes
 from ..executors import EpisodeFn, Executor, ModelSpec
-from ..runner import Progress, cost_of, run_episodes
 from ..store import ResultsStore, fingerprint
 from ..summary import summarize
 from .base import Metric, keys

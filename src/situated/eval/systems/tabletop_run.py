@@ -12,9 +12,9 @@ from ...datasets.tabletop import load_tabletop_tasks
 from ...errors import SituatedError
 from ...planners.progprompt_tabletop import TABLETOP_EXAMPLES, TabletopPrompt
 from ..episode import Episode
+from ..episode_runner import Progress
 from ..executors import Executor
 from ..model_source import ModelSource
-from ..runner import Progress
 from ..settings import check_counts, check_limit, model_label
 from ..store import fingerprint
 from .tabletop_episodes import TabletopJob, check_layouts, evaluate_tabletop_job, tabletop_cases, tabletop_config
