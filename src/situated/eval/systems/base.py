@@ -9,7 +9,7 @@ and the functions that make its results store (`config`: the resume key) and its
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..bootstrap import Interval
@@ -120,7 +120,6 @@ class System:
     config: Callable[..., dict[str, Any]] | None = None  # (tasks, **settings) -> the store's resume key
     job: type | None = None  # the picklable episode job executors run
     summary: Callable[[Sequence[Episode]], dict[str, Any]] | None = None  # the last JSON line of a command
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def metric_keys(self) -> tuple[str, ...]:
