@@ -10,9 +10,8 @@ import typer
 from rich.console import Console
 
 from .. import files
-from ..eval.report.terminal import replay_table
-from ..eval.summary import summarize
-from ..eval.systems.household_metrics import HOUSEHOLD_METRICS
+from ..eval.report.terminal import replay_line, replay_table
+from ..eval.systems.household import replay_summary
 from ..eval.systems.household_replay import replay_split
 from ..eval.systems.scenes import open_scene
 from ..interpreter import Limits, interpret
@@ -75,8 +74,6 @@ def replay_command(
     episodes = replay_split(tasks, seed=seed)
     console = Console(highlight=False)
     console.print(replay_table(episodes, f"replay of {split} ({len(tasks)} tasks)"))
-    s = summarize(episodes, HOUSEHOLD_METRICS)
-    console.print(f"SR {s['success'].mean:.3f}  GCR {s['gcr'].mean:.3f}  Exec {s['exec'].mean:.3f}")
+    console.print(replay_line(episodes))
     if as_json:
-        print(json.dumps({"split": split, "tasks": s.tasks, "sr": round(s["success"].mean, 4),
-                          "gcr": round(s["gcr"].mean, 4), "exec": round(s["exec"].mean, 4)}))
+        print(json.dumps(replay_summary(split, episodes)))

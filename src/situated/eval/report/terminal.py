@@ -75,13 +75,6 @@ def replay_line(episodes: Sequence[Episode]) -> str:
     return f"SR {s['success'].mean:.3f}  GCR {s['gcr'].mean:.3f}  Exec {s['exec'].mean:.3f}"
 
 
-def replay_summary(split: str, episodes: Sequence[Episode]) -> dict[str, Any]:
-    """The last JSON line of `situated replay --json`."""
-    s = summarize(episodes, HOUSEHOLD_METRICS)
-    return {"split": split, "tasks": s.tasks, "sr": round(s["success"].mean, 4), "gcr": round(s["gcr"].mean, 4),
-            "exec": round(s["exec"].mean, 4)}
-
-
 def tabletop_table(episodes: Sequence[Episode], title: str) -> Table:
     """Per task and setting: SR, Exec, Plan SR (mean ± std over runs), steps, and the first failed step (or
     else the first goal condition left unmet)."""

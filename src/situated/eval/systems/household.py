@@ -44,6 +44,13 @@ def means(episodes: Sequence[Episode]) -> dict[str, Stat]:
     return dict(summarize(episodes, HOUSEHOLD_METRICS).stats)
 
 
+def replay_summary(split: str, episodes: Sequence[Episode]) -> dict[str, Any]:
+    """The last JSON line of `situated replay --json`."""
+    s = summarize(episodes, HOUSEHOLD_METRICS)
+    return {"split": split, "tasks": s.tasks, "sr": round(s["success"].mean, 4), "gcr": round(s["gcr"].mean, 4),
+            "exec": round(s["exec"].mean, 4)}
+
+
 HOUSEHOLD = System(
     name="household", title="Household", command="situated eval progprompt", metrics=METRICS,
     definitions="SR (success: every goal condition met), GCR and Exec",
