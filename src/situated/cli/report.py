@@ -20,8 +20,8 @@ from .render import ForceOpt, check_outputs, input_files
 @app.command("report")
 def report_command(
     runs: Annotated[list[Path], typer.Argument(help="Results directories of one system (the --out of situated eval "
-                                                    "progprompt, situated navigate or situated eval tabletop); the "
-                                                    "first is the reference.")],
+                                                    "progprompt, situated navigate, situated eval tabletop or "
+                                                    "situated eval eai); the first is the reference.")],
     out: Annotated[Path | None, typer.Option("--out", help="Report file (default: report.html or report.md).")] = None,
     fmt: Annotated[str, typer.Option("--format", help="html (self-contained page) or md (Markdown and figure "
                                                        "files).")] = "html",
@@ -31,7 +31,7 @@ def report_command(
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line summarizing the report.")] = False,
     force: ForceOpt = False,
 ) -> None:
-    """Compare evaluation runs (household, navigation or tabletop): per-task and overall numbers with bootstrap
+    """Compare evaluation runs (household, navigation, tabletop or EAI): per-task and overall numbers with bootstrap
     intervals, differences, the papers' numbers, cost, failure reasons and figures, as one HTML page (or
     Markdown)."""
     if fmt not in FORMATS:

@@ -1,6 +1,6 @@
 """A report as plain data, before it becomes HTML or Markdown: sections of paragraphs, tables and figures.
 
-Building the content (`report_build`) and writing it out (`report_html`, `report_markdown`) stay apart, so both
+Building the content (`build`) and writing it out (`html`, `markdown`) stay apart, so both
 formats show the same numbers and a test can read the numbers without parsing HTML.
 """
 
