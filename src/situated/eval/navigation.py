@@ -89,7 +89,7 @@ def example_from_route(graph: StreetGraph, instance: NavInstance,
     env = StreetEnv(graph, visibility, max_steps=None, count_intersections=count_intersections)
     env.reset(instance)
     for action in gold_actions(graph, instance)[len(env.trajectory.actions):]:
-        env.step(action)
+        env.step(Call(action))
     trajectory = env.trajectory
     if trajectory.pano_path != instance.route:
         raise DataError(f"instance {instance.id}: gold replay does not reproduce the route")

@@ -29,6 +29,7 @@ from ..envs.streets.graph import StreetGraph
 from ..envs.streets.oracle import gold_actions
 from ..errors import DataError, SituatedError
 from ..llm.base import LLM
+from ..program import Call
 from .base import ModelUsage
 from .direction_words import turn_counts, turn_words
 from .retrieval import Retriever, nearest
@@ -164,7 +165,7 @@ def route_example(graph: StreetGraph, instance: NavInstance) -> RouteExample:
         if action != "forward":
             legs.append(Leg(action, tracker.intersections, tracker.steps))
             tracker.restart()
-        env.step(action)
+        env.step(Call(action))
         last = env.trajectory.actions[-1]
     if not legs or legs[-1].action != "stop":
         raise DataError(f"instance {instance.id}: its gold actions do not end with stop")

@@ -9,7 +9,7 @@ import pytest
 
 from fakes import kitchen, node
 from situated.envs.base import Environment
-from situated.envs.household import HouseholdEnv, SceneGraph, class_conditions
+from situated.envs.household import HouseholdEnv, InstanceCall, SceneGraph, class_conditions
 from situated.errors import DataError
 from situated.program import Call, Condition, Var
 
@@ -129,7 +129,7 @@ def test_unknown_action_object_and_arity_fail_readably(env: HouseholdEnv) -> Non
     assert not unknown.ok and "unknown object 'unicorn' in this scene" in unknown.reason
     assert not env.step(call("putin", "salmon")).ok
     assert not env.step(Call("grab", (Var("item"),))).ok
-    assert "no object with id 999" in env.step_ids("grab", (999,)).reason
+    assert "no object with id 999" in env.step(InstanceCall("grab", ("salmon",), ids=(999,))).reason
 
 
 def test_every_virtualhome_action_name_is_accepted() -> None:
