@@ -178,7 +178,7 @@ def render_example(directions: str, legs: Sequence[Leg] | None = None) -> str:
     return text + (render_route(legs) + "\n" if legs is not None else "")
 
 
-class RouteAgent(ModelUsage):
+class RouteAgent:
     """NavAgent: one model call per episode writes the route (after `shots` examples, the nearest to the
     directions when a `retriever` is given, nearest last); then each step is counted, not asked.
     `follow_turn_words`: when the directions name their turns (`turn_words`), the grammar fixes those turns in
@@ -200,7 +200,7 @@ class RouteAgent(ModelUsage):
         self.follow_word_counts = follow_word_counts
         self.legs: tuple[Leg, ...] = ()
         self.route_text = ""
-        super().__init__()
+        self.usage = ModelUsage()
         self._next = 0
         self._tracker = RouteTracker()
         self._last = ""
@@ -230,7 +230,7 @@ class RouteAgent(ModelUsage):
     def reset(self, instance: NavInstance) -> None:
         answer = self.llm.complete(self.prompt(instance), stop=("\n\n",), max_tokens=self.max_tokens,
                                    temperature=0.0, grammar=self.grammar_for(instance))
-        self.count(answer)
+        self.usage.count(answer)
         self.route_text = answer.text
         legs = parse_route(answer.text, strict=False)
         if not legs or legs[-1].action != "stop":  # cut off by max_tokens: stop at the next intersection
