@@ -229,3 +229,9 @@ def test_copy_is_independent() -> None:
     other.add_edge(30, "INSIDE", 21)
     other.add_state(21, "OPEN")
     assert not graph.has_edge(30, "INSIDE", 21) and "OPEN" not in graph.states(21)
+
+
+def test_the_call_check_and_the_simulator_know_the_same_actions() -> None:
+    from situated.envs.household.env import HOUSEHOLD_SPACE
+    from situated.envs.household.semantics import ACTIONS
+    assert {a.name: a.arity for a in HOUSEHOLD_SPACE} == {name: arity for name, (arity, _) in ACTIONS.items()}
