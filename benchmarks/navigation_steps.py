@@ -30,6 +30,7 @@ from situated.envs.streets.oracle import gold_actions
 from situated.eval.systems.navigation_episodes import velma_examples
 from situated.llm import load
 from situated.planners.velma import ACTION_GRAMMAR, VelmaAgent
+from situated.program import Call
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "velma"
@@ -56,7 +57,7 @@ def drive(env: StreetEnv, agent: VelmaAgent, instance: NavInstance, timed: set[i
             times[call] = ask(agent, prompt)
         action = gold[observation.step]
         agent.record(action)
-        env.step(action)
+        env.step(Call(action))
     return times
 
 
@@ -128,7 +129,7 @@ def drive_prompt_tokens(env: StreetEnv, agent: VelmaAgent, instance: NavInstance
         if call in (1, step):
             lengths[f"step{call}"] = agent.llm.count_tokens(prompt)
         agent.record(gold[observation.step])
-        env.step(gold[observation.step])
+        env.step(Call(gold[observation.step]))
     return lengths
 
 

@@ -42,6 +42,7 @@ from situated.eval.systems.navigation_episodes import in_partition, velma_exampl
 from situated.eval.systems.navigation_metrics import reached
 from situated.llm import load
 from situated.planners.velma import VelmaAgent
+from situated.program import Call
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "velma"
@@ -60,7 +61,7 @@ def follow_gold(env: StreetEnv, agent: VelmaAgent, instance: NavInstance) -> dic
         steps.append({"panoid": observation.panoid, "p": {w: round(v, 6) for w, v in probabilities.items()}})
         action = gold[observation.step]
         agent.record(action)
-        env.step(action)
+        env.step(Call(action))
     if env.trajectory.pano_path != instance.route:
         raise SystemExit(f"route {instance.id}: the gold replay left the route")
     return {"id": instance.id, "steps": steps}

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from situated.llm.base import Completion
+from situated.llm.chat_template import chat_template_for
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -34,6 +35,7 @@ class ScriptedLLM:
         self.answers = list(answers)
         self.default = default
         self.uri = uri
+        self.chat_template = chat_template_for(uri)
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
         self.seconds = seconds

@@ -13,6 +13,7 @@ from situated.datasets.eai_actions import load_tasks
 from situated.errors import DataError, SituatedError
 from situated.eval.systems.eai_evaluator import evaluate, evaluator_python, isolated_env_dir, run_eai, write_answers
 from situated.llm.base import Completion
+from situated.llm.chat_template import RAW, ChatTemplate
 from situated.planners.eai import Step, convert_answer, format_answer
 
 pytest.importorskip("virtualhome_eval")
@@ -28,6 +29,7 @@ KEYS = {"sr", "esr", "tasks", "successes", "executable", "parsing", "hallucinati
 class _TaskLLM:
     texts: list[str]
     uri: str = "scripted"
+    chat_template: ChatTemplate = RAW
 
     def complete(self, prompt: str, **options: object) -> Completion:
         return Completion(self.texts.pop(0), "stop", 10, 10)

@@ -31,6 +31,9 @@ PLANS = {
 class FixedPlanner:
     """Returns the plan above for known tasks and an unknown-object plan otherwise."""
 
+    max_repairs = 0
+    can_replan = False
+
     def __init__(self) -> None:
         self.llm = None
         self.calls: list[str] = []

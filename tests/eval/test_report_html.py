@@ -48,6 +48,9 @@ CLUMSY = "grab('barsoap')\n\tfind('tv')\n"  # grabs without walking there first:
 class Planner:
     """Writes the good plan of a task on the calls `good(task, call number)` allows, else a clumsy one."""
 
+    max_repairs = 0
+    can_replan = False
+
     def __init__(self, good: Callable[[str, int], bool], tokens: int) -> None:
         self.llm = None
         self.good = good

@@ -12,6 +12,7 @@ import pytest
 from situated.errors import BackendError
 from situated.llm.base import Completion
 from situated.llm.cassette import wrap
+from situated.llm.chat_template import RAW
 
 
 class CountingLLM:
@@ -19,6 +20,7 @@ class CountingLLM:
 
     def __init__(self, uri: str = "fake:echo") -> None:
         self.uri = uri
+        self.chat_template = RAW
         self.calls = 0
 
     def complete(

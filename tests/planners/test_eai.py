@@ -14,14 +14,12 @@ from situated.datasets.eai_actions import load_tasks
 from situated.errors import ParseError
 from situated.eval.systems.eai_check import scene_checker
 from situated.llm.cassette import wrap
+from situated.llm.chat_template import QWEN_CHATML, RAW, chat_template_for
 from situated.planners.eai import (
-    CHATML,
-    RAW,
     Step,
     answer_grammar,
     checked_steps,
     convert_answer,
-    default_template,
     format_answer,
     model_prompt,
     parse_answer,
@@ -361,8 +359,8 @@ def test_embedded_qwen_models_get_the_prompt_in_their_chat_template(lamp) -> Non
     llm = ScriptedLLM(['{\n  "WALK": ["floor_lamp", "1000"]\n}'], uri="llamacpp:qwen2.5-coder-1.5b")
     plan_task(llm, lamp, "1.0.5")
     prompt = llm.calls[0]["prompt"]
-    assert prompt == CHATML.replace("{prompt}", lamp.prompt("1.0.5"))
-    assert default_template("openai:gpt-4o") == RAW == "{prompt}"
+    assert prompt == QWEN_CHATML.wrap(lamp.prompt("1.0.5")) == llm.chat_template.wrap(lamp.prompt("1.0.5"))
+    assert chat_template_for("openai:gpt-4o") == RAW and RAW.wrap("{x}") == "{x}"
     assert model_prompt(llm, lamp, "1.0.4", RAW) == lamp.prompt("1.0.4")
 
 
@@ -373,7 +371,7 @@ def test_chatml_is_the_embedded_models_own_template() -> None:
     from situated.llm import load
 
     llm = load("llamacpp:qwen2.5-coder-0.5b", n_threads=1)
-    assert llm.chat_prompt([{"role": "user", "content": "P"}]) == CHATML.replace("{prompt}", "P")
+    assert llm.chat_prompt([{"role": "user", "content": "P"}]) == QWEN_CHATML.wrap("P")
 
 
 def test_grounded_with_hints_puts_the_enabling_steps_before_a_failing_step_without_a_model_call(lamp) -> None:

@@ -12,9 +12,8 @@ import pytest
 from fakes import ScriptedLLM
 from situated.datasets.eai_actions import EaiTask, EdgeGoal, NodeGoal, load_tasks, parse_objects, split_fields
 from situated.eval.systems.eai_check import check_plan
+from situated.llm.chat_template import QWEN_CHATML, RAW, ChatTemplate
 from situated.planners.eai import (
-    CHATML,
-    RAW,
     Check,
     Step,
     answer_grammar,
@@ -97,7 +96,7 @@ def test_shots_are_earlier_turns_sharing_one_prefix_in_both_protocols(tasks) -> 
         head = prompt[: prompt.rindex(lamp.prompt(protocol))]
         assert shared.startswith(head) and len(head) > 2 * len(EXAMPLES[0].field_map()["object_in_scene"])
     assert model_prompt(llm, lamp, "1.0.5", RAW, shots=1).startswith(lamp.prompt("1.0.5").split("Input:")[0])
-    assert model_prompt(llm, lamp, "1.0.5", shots=0) == CHATML.replace("{prompt}", lamp.prompt("1.0.5"))
+    assert model_prompt(llm, lamp, "1.0.5", shots=0) == QWEN_CHATML.wrap(lamp.prompt("1.0.5"))
 
 
 def test_shots_reach_planning_and_the_grammar_stays_the_task_s(tasks) -> None:
@@ -120,7 +119,7 @@ def test_shots_out_of_range_or_with_an_unknown_template_are_refused(tasks) -> No
     with pytest.raises(ValueError, match="shots"):
         model_prompt(llm, tasks["11_1"], "1.0.5", shots=len(EXAMPLES) + 1)
     with pytest.raises(ValueError, match="template"):
-        model_prompt(llm, tasks["11_1"], "1.0.5", "<s>{prompt}</s>", shots=1)
+        model_prompt(llm, tasks["11_1"], "1.0.5", ChatTemplate("<s>{prompt}</s>"), shots=1)
 
 
 def test_chat_template_of_the_embedded_model_renders_the_shots_the_same_way(tasks) -> None:

@@ -30,6 +30,7 @@ from situated.llm.cassette import wrap
 from situated.planners.nav_baselines import make_agent
 from situated.planners.retrieval import Bm25Retriever
 from situated.planners.velma import ACTION_GRAMMAR, TASK_LINE, Example, VelmaAgent
+from situated.program import Call
 
 CASSETTE = CASSETTES / "velma_episode.jsonl"
 MODEL = "llamacpp:qwen2.5-coder-0.5b"
@@ -55,7 +56,7 @@ def test_examples_are_solved_training_area_routes(seen: NavDataset, examples: tu
         env = StreetEnv(seen.graph, max_steps=None)
         env.reset(instance)
         for action in example.actions[1:]:
-            env.step(action)
+            env.step(Call(action))
         assert env.trajectory.pano_path == instance.route
         assert list(env.trajectory.observations[1:]) == list(example.observations)
     # at least one example shows an intersection observation

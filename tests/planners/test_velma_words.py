@@ -67,5 +67,5 @@ def test_the_words_agent_asks_no_model_and_shows_its_route(seen: NavDataset) -> 
     instance = next(i for i in seen.instances if i.instruction.startswith("Head past the 1st light. At the 2nd light"))
     agent = WordsAgent()
     navigation_episode(StreetEnv(seen.graph), agent, instance)
-    assert agent.calls == 0
+    assert agent.usage.calls == 0
     assert agent.route_text.startswith("left at intersection 2\n") and agent.route_text.count("stop") == 1

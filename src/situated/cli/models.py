@@ -19,7 +19,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from .. import files
 from ..errors import DataError
 from ..eval.executors import EXECUTORS, Executor, ModelSpec, choose_executor
-from ..llm import LLM, load
+from ..llm import LLM, load, parse_uri
 from .render import input_files
 
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server (else OPENAI_BASE_URL).")]
@@ -93,7 +93,7 @@ def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "
     console = console or Console(stderr=True)
     opts: dict[str, Any] = {}
     with _weights_bar(console) as on_bytes:
-        if uri.startswith("llamacpp:"):
+        if parse_uri(uri).embedded:
             opts["progress"] = on_bytes
             if threads is not None:
                 opts["n_threads"] = threads
@@ -120,12 +120,12 @@ def evaluation_model(uri: str, *, executor: str, jobs: int, ray_address: str | N
     machine only load them."""
     spec = ModelSpec(uri, base_url=base_url, threads=threads, cassette=str(cassette.resolve()) if cassette else None,
                      cassette_mode=cassette_mode, n_ctx=n_ctx,
-                     server_limits=() if uri.startswith("llamacpp:") else tuple(server_limits(os.environ).items()))
+                     server_limits=() if parse_uri(uri).embedded else tuple(server_limits(os.environ).items()))
     chosen, spec = choose_executor(executor, jobs, spec, ray_address=ray_address)
     if spec is not None and spec.loads_weights:
         from ..llm.models import REGISTRY, ensure_model
 
-        name = uri.partition(":")[2]
+        name = parse_uri(uri).target
         if name in REGISTRY:
             with _weights_bar(console or Console(stderr=True)) as on_bytes:
                 ensure_model(name, progress=on_bytes)

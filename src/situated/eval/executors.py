@@ -40,6 +40,7 @@ from typing import Any, Protocol
 
 from ..errors import SituatedError
 from ..llm.base import LLM
+from ..llm.uri import parse_uri
 from .episode import Episode, Task
 
 EpisodeFn = Callable[[Any, int], Episode]
@@ -104,7 +105,7 @@ class ModelSpec:
 
     @property
     def embedded(self) -> bool:
-        return self.uri.startswith("llamacpp:")
+        return parse_uri(self.uri).embedded
 
     @property
     def loads_weights(self) -> bool:
@@ -126,7 +127,7 @@ class ModelSpec:
         if self.embedded and self.sequences > 1 and self.loads_weights:
             from ..llm.llamacpp_batched import BatchedLlamaCppLLM
 
-            inner = BatchedLlamaCppLLM(self.uri.partition(":")[2], sequences=self.sequences, **opts)
+            inner = BatchedLlamaCppLLM(parse_uri(self.uri).target, sequences=self.sequences, **opts)
             opts = {}
         if self.cassette is not None:
             from ..llm.cassette import wrap

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import BackendError
 from .base import LLM, Completion
+from .chat_template import ChatTemplate, chat_template_for
+from .uri import ModelURI, parse_uri
 
-__all__ = ["LLM", "Completion", "load"]
+__all__ = ["LLM", "ChatTemplate", "Completion", "ModelURI", "chat_template_for", "load", "parse_uri"]
 
 
 def load(uri: str, **opts: Any) -> LLM:
@@ -22,15 +23,11 @@ def load(uri: str, **opts: Any) -> LLM:
 
     Record/replay is not a URI: wrap a backend with `situated.llm.cassette.wrap`.
     """
-    scheme, sep, rest = uri.partition(":")
-    if not sep or not rest:
-        raise BackendError(f"bad model uri {uri!r}: expected 'llamacpp:<name|path.gguf>' or 'openai:<model>'")
-    if scheme == "llamacpp":
+    parsed = parse_uri(uri)
+    if parsed.embedded:
         from .llamacpp import LlamaCppLLM
 
-        return LlamaCppLLM(rest, **opts)
-    if scheme == "openai":
-        from .openai import OpenAILLM
+        return LlamaCppLLM(parsed.target, **opts)
+    from .openai import OpenAILLM
 
-        return OpenAILLM(rest, **opts)
-    raise BackendError(f"bad model uri {uri!r}: unknown backend {scheme!r} (known: llamacpp, openai)")
+    return OpenAILLM(parsed.target, **opts)

@@ -8,6 +8,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from situated import files
 from situated.errors import BackendError, DataError
+from situated.llm.chat_template import ChatTemplate
 
 FinishReason = Literal["stop", "length"]
 
@@ -48,6 +49,8 @@ class LLM(Protocol):
     """A text-completion model; `grammar` is GBNF text (llama.cpp grammar syntax)."""
 
     uri: str
+    chat_template: ChatTemplate
+    """How the model wants a prompt as one chat message (`chat_template_for(uri)`)."""
 
     def complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
                  frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0) -> Completion: ...

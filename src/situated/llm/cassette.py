@@ -32,6 +32,7 @@ from situated import files
 from situated.errors import BackendError, DataError
 from situated.llm import load
 from situated.llm.base import LLM, Completion, Scores, ScoringLLM
+from situated.llm.chat_template import chat_template_for
 
 MODES = ("replay", "record", "auto")
 CALLS = ("complete", "json", "count_tokens", "score")
@@ -190,6 +191,7 @@ class CassetteLLM:
     def __init__(self, inner: LLM | str, cassette: Cassette, **load_opts: Any) -> None:
         self._inner = inner if not isinstance(inner, str) else None
         self.uri = inner if isinstance(inner, str) else inner.uri
+        self.chat_template = chat_template_for(self.uri)   # known from the URI: a replay loads no model
         self._load_opts = load_opts
         self.cassette = cassette
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from situated.errors import BackendError
 from situated.llm.base import Completion, Scores, parse_json
+from situated.llm.chat_template import chat_template_for
 from situated.llm.models import REGISTRY, Progress, ensure_model
 
 try:
@@ -248,6 +249,7 @@ class LlamaCppLLM:
         if grammar_mode not in ("greedy-first", "full"):
             raise BackendError(f"grammar_mode must be 'greedy-first' or 'full', not {grammar_mode!r}")
         self.uri = f"llamacpp:{target}"
+        self.chat_template = chat_template_for(self.uri)
         self.grammar_mode = grammar_mode
         self.reuse_prefix = reuse_prefix
         path = model_path(target, progress)

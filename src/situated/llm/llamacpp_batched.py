@@ -36,6 +36,7 @@ from typing import Any
 
 from situated.errors import BackendError
 from situated.llm.base import Completion
+from situated.llm.chat_template import chat_template_for
 from situated.llm.llamacpp import chat_prompt, common_prefix, json_answer, model_path
 from situated.llm.models import Progress
 
@@ -391,6 +392,7 @@ class BatchedLlamaCppLLM:
         if not 1 <= sequences <= min(n_batch, total_ctx or n_batch):
             raise BackendError(f"sequences must be between 1 and n_batch={n_batch}, got {sequences}")
         self.uri = f"llamacpp:{target}"
+        self.chat_template = chat_template_for(self.uri)
         self.path = model_path(target, progress)
         self.n_ctx = n_ctx
         self.sequences = sequences

@@ -35,6 +35,7 @@ import httpx
 from situated import files
 from situated.errors import BackendError, DataError
 from situated.llm.base import Completion, parse_json, schema_problems
+from situated.llm.chat_template import chat_template_for
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
@@ -195,6 +196,7 @@ class OpenAILLM:
         every socket wait at the try's deadline)."""
         self.model = model
         self.uri = f"openai:{model}"
+        self.chat_template = chat_template_for(self.uri)
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         headers = {"Authorization": f"Bearer {key}"} if key else {}

@@ -8,10 +8,12 @@ from typing import Protocol
 
 from ..llm.base import LLM, Completion, Scores
 from ..program import Program, Statement
+from .feedback import Verifier
 
 
 class ModelUsage:
-    """What an agent's model calls cost so far (the episode runner reads the counters before and after)."""
+    """What an agent's model calls cost so far (the episode runner reads the counters before and after);
+    stays at zero for an agent without a model."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -22,7 +24,7 @@ class ModelUsage:
     def count(self, answer: Completion | Scores) -> None:
         """Add one call: its prompt tokens, generated tokens (none for scoring) and seconds."""
         self.calls += 1
-        self.tokens += getattr(answer, "completion_tokens", 0)
+        self.tokens += answer.completion_tokens if isinstance(answer, Completion) else 0
         self.prompt_tokens += answer.prompt_tokens
         self.seconds += answer.seconds
 
@@ -92,6 +94,18 @@ class Planner(Protocol):
     """What an episode runner needs of a plan-writing planner."""
 
     llm: LLM
+    max_repairs: int
+    """Statements grounded decoding may have the model rewrite per plan; 0: `plan` takes no verifier."""
+    can_replan: bool
+    """Whether `replan` writes a new remainder after a failed action (False: it raises SituatedError)."""
 
-    def plan(self, task_name: str, objects: Sequence[str], *,
-             affordances: Mapping[str, Set[str]] | None = None) -> PlanResult: ...
+    def plan(self, task_name: str, objects: Sequence[str], *, affordances: Mapping[str, Set[str]] | None = None,
+             verify: Verifier | None = None) -> PlanResult:
+        """A plan for `task_name` over `objects`; with `verify` (and `max_repairs > 0`) drafts are checked."""
+        ...
+
+    def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str, *,
+               affordances: Mapping[str, Set[str]] | None = None, verify: Verifier | None = None) -> PlanResult:
+        """The whole plan again after a failed action: `done` (the text run so far), the `failure` comment and a
+        new remainder."""
+        ...

@@ -17,6 +17,7 @@ from ..errors import SituatedError
 from ..llm.base import LLM, Completion
 from ..program import Call, Program, parse
 from .base import PlanResult
+from .feedback import Verifier
 from .progprompt_prompt import function_name, select_examples
 
 PHRASES: dict[str, str] = {
@@ -127,7 +128,11 @@ def parse_steps(text: str) -> list[str]:
 
 
 class LangPromptPlanner:
-    """The natural-language baseline; `plan` returns a PlanResult whose program holds the mapped steps."""
+    """The natural-language baseline; `plan` returns a PlanResult whose program holds the mapped steps.
+    It writes steps, not a program to rewrite or continue: no grounded decoding, no replanning."""
+
+    max_repairs = 0
+    can_replan = False
 
     def __init__(self, llm: LLM, space: ActionSpace = PROGPROMPT_SPACE,
                  examples: Mapping[str, str] | None = None, *, n_examples: int = 3,
@@ -165,8 +170,9 @@ class LangPromptPlanner:
         ]
         return "\n\n".join(parts)
 
-    def plan(self, task_name: str, objects: Sequence[str], *,
-             affordances: Mapping[str, Set[str]] | None = None) -> PlanResult:
+    def plan(self, task_name: str, objects: Sequence[str], *, affordances: Mapping[str, Set[str]] | None = None,
+             verify: Verifier | None = None) -> PlanResult:
+        """The steps the model writes for `task_name`, mapped to calls (`verify` is not used: max_repairs is 0)."""
         prompt = self.prompt(task_name, objects)
         completion: Completion = self.llm.complete(
             prompt, stop=STOPS, max_tokens=self.max_tokens, temperature=0.0,
@@ -184,3 +190,6 @@ class LangPromptPlanner:
         return PlanResult(program, text, (completion,), completion.completion_tokens,
                           completion.prompt_tokens, tuple(problems), tuple(problems), len(problems), prompt)
 
+    def replan(self, task_name: str, objects: Sequence[str], done: str, failure: str, *,
+               affordances: Mapping[str, Set[str]] | None = None, verify: Verifier | None = None) -> PlanResult:
+        raise SituatedError(f"{type(self).__name__} cannot replan")

@@ -9,6 +9,7 @@ from ..envs.streets.env import NavInstance, Observation
 from ..envs.streets.graph import StreetGraph
 from ..envs.streets.oracle import gold_actions
 from ..errors import SituatedError
+from .base import ModelUsage
 
 #: The forward-only and random baselines stop once they have seen this many panoramas (release value).
 MAX_PANORAMAS = 40
@@ -18,6 +19,9 @@ MAX_PANORAMAS = 40
 class NavAgent(Protocol):
     """An agent that chooses one action word per observation."""
 
+    usage: ModelUsage
+    """What its model calls cost so far (zero without a model); the runner reads it before and after."""
+
     def reset(self, instance: NavInstance) -> None:
         """Prepare for a new episode of `instance`."""
         ...
@@ -26,11 +30,26 @@ class NavAgent(Protocol):
         """The next action word: forward, left, right, turn_around or stop (others get corrected)."""
         ...
 
+    def record(self, executed: str) -> None:
+        """Hear which action the environment executed for the last word (left on a plain street: forward)."""
+        ...
 
-class GoldAgent:
+
+class ModelFreeAgent:
+    """What the agents without a model share: no cost, and the executed actions are not needed."""
+
+    def __init__(self) -> None:
+        self.usage = ModelUsage()
+
+    def record(self, executed: str) -> None:
+        return None
+
+
+class GoldAgent(ModelFreeAgent):
     """Replays the oracle's gold actions; reproduces the gold route exactly."""
 
     def __init__(self, graph: StreetGraph) -> None:
+        super().__init__()
         self._graph = graph
         self._actions: list[str] = []
 
@@ -41,10 +60,11 @@ class GoldAgent:
         return self._actions[observation.step] if observation.step < len(self._actions) else "stop"
 
 
-class ForwardAgent:
+class ForwardAgent(ModelFreeAgent):
     """Always forward; stops after `max_panoramas` panoramas (the release's forward-only baseline)."""
 
     def __init__(self, max_panoramas: int = MAX_PANORAMAS) -> None:
+        super().__init__()
         self.max_panoramas = max_panoramas
 
     def reset(self, instance: NavInstance) -> None:
@@ -54,7 +74,7 @@ class ForwardAgent:
         return "stop" if observation.path_length >= self.max_panoramas else "forward"
 
 
-class RandomAgent:
+class RandomAgent(ModelFreeAgent):
     """Forward, but random forward/left/right at intersections and forward/turn_around at a Touchdown start.
 
     Stops after `max_panoramas` panoramas. Each episode's choices depend only on the seed and the instance id,
@@ -62,6 +82,7 @@ class RandomAgent:
     """
 
     def __init__(self, seed: int = 0, max_panoramas: int = MAX_PANORAMAS) -> None:
+        super().__init__()
         self.seed = seed
         self.max_panoramas = max_panoramas
         self._rng = random.Random(seed)

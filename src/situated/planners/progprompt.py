@@ -79,6 +79,8 @@ def _worn_out(banned: Sequence[tuple[str, tuple[str, ...]]]) -> set[str]:
 class ProgPromptPlanner:
     """Writes a plan program for a task with an LLM (see the module docstring)."""
 
+    can_replan = True
+
     def __init__(self, llm: LLM, space: ActionSpace = PROGPROMPT_SPACE,
                  examples: Mapping[str, str] | None = None, *, n_examples: int = 3,
                  sample_examples: bool = False, seed: int = 0, ablation: str = "full",

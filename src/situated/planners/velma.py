@@ -83,7 +83,7 @@ def _render_step(step: int, action: str, observation: str) -> str:
     return f"{step}. {action}\n" + (f"{observation}\n" if observation else "")
 
 
-class VelmaAgent(ModelUsage):
+class VelmaAgent:
     """NavAgent that asks `llm` for each next action (VELMA's two-shot prompting agent).
 
     The history shows the action the environment actually executed when the runner reports it with `record`
@@ -122,7 +122,7 @@ class VelmaAgent(ModelUsage):
         self.head = render_head(self.examples if retriever is None else (), space)
         self._prompt = self.head
         self._pending = ""
-        super().__init__()
+        self.usage = ModelUsage()
         self.last_probabilities: dict[str, float] = {}
 
     @property
@@ -169,7 +169,7 @@ class VelmaAgent(ModelUsage):
             raise SituatedError(f"{self.llm.uri} cannot score continuations")
         words = [action.name for action in self.space]
         scored = self.llm.score(prompt, [f" {w}" for w in words])
-        self.count(scored)
+        self.usage.count(scored)
         top = max(scored.logprobs)
         weights = [math.exp(v - top) for v in scored.logprobs]
         return {w: x / sum(weights) for w, x in zip(words, weights, strict=True)}
@@ -188,7 +188,7 @@ class VelmaAgent(ModelUsage):
         answer = self.llm.complete(
             prompt, stop=("\n",), max_tokens=self.max_tokens, temperature=0.0, grammar=self.grammar
         )
-        self.count(answer)
+        self.usage.count(answer)
         word = " ".join(answer.text.split()).lower()
         self._pending = word
         return word

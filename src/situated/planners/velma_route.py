@@ -29,6 +29,7 @@ from ..envs.streets.graph import StreetGraph
 from ..envs.streets.oracle import gold_actions
 from ..errors import DataError, SituatedError
 from ..llm.base import LLM
+from ..program import Call
 from .base import ModelUsage
 from .direction_words import turn_counts, turn_words
 from .retrieval import Retriever, nearest
@@ -164,7 +165,7 @@ def route_example(graph: StreetGraph, instance: NavInstance) -> RouteExample:
         if action != "forward":
             legs.append(Leg(action, tracker.intersections, tracker.steps))
             tracker.restart()
-        env.step(action)
+        env.step(Call(action))
         last = env.trajectory.actions[-1]
     if not legs or legs[-1].action != "stop":
         raise DataError(f"instance {instance.id}: its gold actions do not end with stop")
@@ -177,7 +178,7 @@ def render_example(directions: str, legs: Sequence[Leg] | None = None) -> str:
     return text + (render_route(legs) + "\n" if legs is not None else "")
 
 
-class RouteAgent(ModelUsage):
+class RouteAgent:
     """NavAgent: one model call per episode writes the route (after `shots` examples, the nearest to the
     directions when a `retriever` is given, nearest last); then each step is counted, not asked.
     `follow_turn_words`: when the directions name their turns (`turn_words`), the grammar fixes those turns in
@@ -199,7 +200,7 @@ class RouteAgent(ModelUsage):
         self.follow_word_counts = follow_word_counts
         self.legs: tuple[Leg, ...] = ()
         self.route_text = ""
-        super().__init__()
+        self.usage = ModelUsage()
         self._next = 0
         self._tracker = RouteTracker()
         self._last = ""
@@ -229,7 +230,7 @@ class RouteAgent(ModelUsage):
     def reset(self, instance: NavInstance) -> None:
         answer = self.llm.complete(self.prompt(instance), stop=("\n\n",), max_tokens=self.max_tokens,
                                    temperature=0.0, grammar=self.grammar_for(instance))
-        self.count(answer)
+        self.usage.count(answer)
         self.route_text = answer.text
         legs = parse_route(answer.text, strict=False)
         if not legs or legs[-1].action != "stop":  # cut off by max_tokens: stop at the next intersection

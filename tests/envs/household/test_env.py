@@ -9,7 +9,7 @@ import pytest
 
 from fakes import kitchen, node
 from situated.envs.base import Environment
-from situated.envs.household import HouseholdEnv, SceneGraph, class_conditions
+from situated.envs.household import HouseholdEnv, InstanceCall, SceneGraph, class_conditions
 from situated.errors import DataError
 from situated.program import Call, Condition, Var
 
@@ -129,7 +129,7 @@ def test_unknown_action_object_and_arity_fail_readably(env: HouseholdEnv) -> Non
     assert not unknown.ok and "unknown object 'unicorn' in this scene" in unknown.reason
     assert not env.step(call("putin", "salmon")).ok
     assert not env.step(Call("grab", (Var("item"),))).ok
-    assert "no object with id 999" in env.step_ids("grab", (999,)).reason
+    assert "no object with id 999" in env.step(InstanceCall("grab", ("salmon",), ids=(999,))).reason
 
 
 def test_every_virtualhome_action_name_is_accepted() -> None:
@@ -229,3 +229,9 @@ def test_copy_is_independent() -> None:
     other.add_edge(30, "INSIDE", 21)
     other.add_state(21, "OPEN")
     assert not graph.has_edge(30, "INSIDE", 21) and "OPEN" not in graph.states(21)
+
+
+def test_the_call_check_and_the_simulator_know_the_same_actions() -> None:
+    from situated.envs.household.env import HOUSEHOLD_SPACE
+    from situated.envs.household.semantics import ACTIONS
+    assert {a.name: a.arity for a in HOUSEHOLD_SPACE} == {name: arity for name, (arity, _) in ACTIONS.items()}

@@ -155,7 +155,7 @@ def test_env_touchdown_start_heading_snaps_and_turn_around_then_forward() -> Non
     env.reset(instance(["B", "S"], 200))
     obs = env.observation
     assert (obs.panoid, obs.heading, obs.step) == ("B", 180, 0)
-    env.step("turn_around")
+    env.step(Call("turn_around"))
     assert env.state == State("B", 0)
 
 
@@ -172,10 +172,10 @@ def test_env_map2seq_first_step_is_a_forced_forward() -> None:
 def test_env_reports_intersection_only_on_arrival() -> None:
     env = StreetEnv(FOUR_WAY)
     env.reset(instance(["S", "B"], 0))
-    result = env.step("forward")
+    result = env.step(Call("forward"))
     arrived = env.observation
     assert arrived.intersection == 4 and result.observation == arrived.text == "There is a 4-way intersection."
-    env.step("left")
+    env.step(Call("left"))
     rotated = env.observation
     assert rotated.intersection is None and "intersection" not in rotated.text
 
@@ -186,31 +186,31 @@ def test_env_touchdown_first_observation_states_traffic_flow_from_panorama_yaw()
     assert env.reset(instance(["B", "C"], 0)) == "You are facing with the flow of traffic."
     env.reset(instance(["B", "A"], 180))
     assert env.observation.traffic == "against"
-    env.step("turn_around")
+    env.step(Call("turn_around"))
     assert env.observation.traffic is None
 
 
 def test_env_step_limit_ends_an_episode_that_never_stops() -> None:
     env = StreetEnv(FOUR_WAY, max_steps=55)
     env.reset(instance(["S", "B"], 0))
-    env.step("forward")
+    env.step(Call("forward"))
     taken = 1
     result = None
     while not env.done:
-        result = env.step("left")
+        result = env.step(Call("left"))
         taken += 1
     assert result is not None and result.done and "step limit of 55 reached" in result.reason
     assert env.trajectory.actions[-1] == "left"
     # asked while at most 55 actions were taken (the released loop): 56 actions in all
     assert taken == 56 == len(env.trajectory.actions)
     with pytest.raises(SituatedError):
-        env.step("forward")
+        env.step(Call("forward"))
 
 
 def test_env_stop_terminates() -> None:
     env = StreetEnv(FOUR_WAY)
     env.reset(instance(["S", "B"], 0))
-    result = env.step("stop")
+    result = env.step(Call("stop"))
     assert result.done and result.executed == "stop" and env.done and env.trajectory.pano_path == ("S",)
 
 
@@ -256,7 +256,7 @@ def test_gold_actions_reproduce_the_route() -> None:
     env = StreetEnv(ROUTE_GRAPH)
     env.reset(instance(route, 0))
     for action in actions:
-        env.step(action)
+        env.step(Call(action))
     assert list(env.trajectory.pano_path) == route
 
 
@@ -336,16 +336,16 @@ COUNTING = make_graph(
 def test_intersections_are_counted_since_the_start_and_since_the_last_turn() -> None:
     env = StreetEnv(COUNTING, count_intersections=True)
     env.reset(instance(["S", "B", "N", "M"], 0))
-    env.step("forward")
+    env.step(Call("forward"))
     assert env.observation.text == "There is a 4-way intersection. It is the 1st intersection since the start."
-    env.step("forward")
-    env.step("forward")
+    env.step(Call("forward"))
+    env.step(Call("forward"))
     assert env.observation.text == "There is a 3-way intersection. It is the 3rd intersection since the start."
     env.reset(instance(["S", "B", "W", "X"], 0))
-    env.step("forward")
-    env.step("left")
+    env.step(Call("forward"))
+    env.step(Call("left"))
     assert env.observation.text == ""  # turned in place: no new intersection
-    env.step("forward")
+    env.step(Call("forward"))
     assert env.observation.text == "There is a 3-way intersection. It is the 1st intersection since your last turn."
 
 
@@ -354,12 +354,12 @@ def test_a_turn_the_street_does_not_allow_is_no_turn_for_the_count() -> None:
                         "E": {270: "B"}, "W": {90: "B"}})
     env = StreetEnv(graph, count_intersections=True)
     env.reset(instance(["P", "B"], 0))
-    env.step("left")  # on a plain street: corrected to forward
+    env.step(Call("left"))  # on a plain street: corrected to forward
     assert env.trajectory.actions == ("forward",)
     assert env.observation.text.endswith("It is the 1st intersection since the start.")
     plain = StreetEnv(graph)
     plain.reset(instance(["P", "B"], 0))
-    plain.step("forward")
+    plain.step(Call("forward"))
     assert plain.observation.text == "There is a 3-way intersection."  # counting is off by default
 
 
@@ -367,7 +367,7 @@ def test_an_intersection_at_the_start_is_not_counted() -> None:
     env = StreetEnv(COUNTING, count_intersections=True)
     start = env.reset(instance(["B", "N"], 0))
     assert start == "You are facing with the flow of traffic. There is a 4-way intersection."
-    env.step("forward")
+    env.step(Call("forward"))
     assert env.observation.text.endswith("It is the 1st intersection since the start.")
 
 

@@ -4,15 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...actions import VIRTUALHOME_SPACE, ActionSpace, Param, Primitive
 from ...errors import UnknownObjectError
 from ...program import Call, Condition, Var
 from ..base import StepResult
+from ..checked import CallWording, checked_step
 from .conditions import class_conditions
 from .derived import apply_derived
 from .describe import describe_character, describe_object
 from .graph import SceneGraph
 from .grounding import Grounder, normalize
-from .semantics import ACTIONS, HOLDS, World, apply_action, is_close
+from .script import InstanceCall
+from .semantics import HOLDS, World, apply_action, is_close
+
+HOUSEHOLD_SPACE: ActionSpace = VIRTUALHOME_SPACE.with_action(
+    Primitive("lookat_short", (Param("obj"),), "Look at an object briefly.")).with_action(
+    Primitive("lookat_long", (Param("obj"),), "Look at an object for a long time."))
+"""Every action the household simulator runs: VirtualHome's, and EAI's two timed looks."""
+
+HOUSEHOLD_WORDING = CallWording(unknown="unknown action {action!r}",
+                                arity="{words}: {name} takes {arity} object(s), got {got}",
+                                unbound="{words}: loop variable {var!r} is not bound", fold_case=True)
 
 # Assertion state words (ProgPrompt's `'opened'`, `'switchon'`, ...) → graph states.
 _STATE_NAMES = {"opened": "OPEN", "open": "OPEN", "closed": "CLOSED", "switchon": "ON", "switchedon": "ON",
@@ -58,26 +70,25 @@ class HouseholdEnv:
         return self.describe()
 
     def step(self, call: Call) -> StepResult:
-        """Ground the call's class names to node ids and run the action."""
+        """Check the call (`checked_step`), ground its class names to node ids (an `InstanceCall` names them
+        already) and run the action."""
+        return checked_step(call, HOUSEHOLD_SPACE, HOUSEHOLD_WORDING, self._step_checked)
+
+    def _step_checked(self, call: Call) -> StepResult:
         action = call.action.lower()
-        words = " ".join([action, *(a.name if isinstance(a, Var) else str(a) for a in call.args)])
-        if action not in ACTIONS:
-            return StepResult(False, f"unknown action {call.action!r}")
-        arity = ACTIONS[action][0]
-        if len(call.args) != arity:
-            return StepResult(False, f"{words}: {action} takes {arity} object(s), got {len(call.args)}")
+        if isinstance(call, InstanceCall):
+            return self._step_ids(action, call.ids)
         ids = []
         for arg in call.args:
-            if isinstance(arg, Var):
-                return StepResult(False, f"{words}: loop variable {arg.name!r} is not bound")
             try:
-                ids.append(self._grounder.ground(self.graph, arg, self.character))
+                ids.append(self._grounder.ground(self.graph, str(arg), self.character))
             except UnknownObjectError as exc:
+                words = " ".join([action, *(str(a) for a in call.args)])
                 return StepResult(False, f"{words}: {exc}")
-        return self.step_ids(action, tuple(ids))
+        return self._step_ids(action, tuple(ids))
 
-    def step_ids(self, action: str, ids: tuple[int, ...]) -> StepResult:
-        """Run an already-grounded action (VirtualHome script lines); remembers the instances used."""
+    def _step_ids(self, action: str, ids: tuple[int, ...]) -> StepResult:
+        """Run an already-grounded action; remembers the instances used."""
         result = apply_action(self._world, action, tuple(ids), apply_derived if self.derived_states else None)
         if result.ok:
             for node in ids:

@@ -12,9 +12,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...errors import ParseError
+from ...program import Call
 
 _LINE = re.compile(r"^\s*(?:<char(?P<char>\d+)>\s*)?\[(?P<action>[A-Za-z_]+)\](?P<rest>.*)$")
 _ARG = re.compile(r"\s*<(?P<name>[^<>]+?)>\s*\((?P<num>\d+(?:\.\d+)?)\)")
+
+
+@dataclass(frozen=True)
+class InstanceCall(Call):
+    """A call whose objects are given as scene node ids (a VirtualHome script line, `[GRAB] <salmon> (30)`):
+    `args` holds their class names (for the checks and messages), `ids` the instances the action uses."""
+
+    ids: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.ids) != len(self.args):
+            raise ValueError(f"{self.action}: {len(self.args)} names but {len(self.ids)} ids")
 
 
 @dataclass(frozen=True)
@@ -25,6 +38,10 @@ class ScriptStep:
     names: tuple[str, ...]
     ids: tuple[int, ...]
     character: int = 0
+
+    def call(self) -> InstanceCall:
+        """The line as a call of `HouseholdEnv.step`, its objects given by node id."""
+        return InstanceCall(self.action, self.names, 0, 0, self.ids)
 
     def __str__(self) -> str:
         args = "".join(f" <{n}> ({i})" for n, i in zip(self.names, self.ids, strict=True))

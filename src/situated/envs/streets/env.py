@@ -2,7 +2,7 @@
 
 An episode follows one instance: reset() places the agent at the route's start (Touchdown: start heading
 snapped to the nearest out-edge; Map2seq: already facing the right way, and its first action is a forced
-forward), then step(call) applies VELMA's corrected transition rules until the agent stops or the step
+forward), then step(Call(word)) applies VELMA's corrected transition rules until the agent stops or the step
 limit is reached. It implements the Environment protocol step-wise: each StepResult carries the verbalized
 observation, whether the episode is over and the action the rules actually executed; the structured
 observation is `env.observation`, and `env.correct(word)` tells an agent what a word would become here.
@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ...actions import STREET_SPACE
 from ...errors import DataError, SituatedError
 from ...program import Call, Condition
 from ..base import StepResult
+from ..checked import CallWording, checked_step
 from .graph import StreetGraph
 from .transitions import State, closest_heading, correct_action, next_state
 from .verbalizer import traffic_flow, verbalize
@@ -24,6 +26,8 @@ from .visibility import NoVisibility, VisibilitySource
 DATASETS = ("map2seq", "touchdown")
 TURNS = frozenset({"left", "right", "turn_around"})
 MAX_STEPS = 55
+STREET_WORDING = CallWording(unknown=None, arity="{action} takes no arguments, got {got}")
+"""Every street action takes no arguments; an unknown word is corrected to forward (`correct_action`)."""
 
 
 @dataclass(frozen=True)
@@ -155,15 +159,13 @@ class StreetEnv:
         """The action VELMA's rules would execute for `word` here (left on a plain street is forward, ...)."""
         return correct_action(self.graph, self.state.panoid, word, len(self._pano_path) == 1)
 
-    def step(self, call: Call | str) -> StepResult:
-        """Correct and apply one action (a call without arguments, or the bare word); the episode ends on stop
-        or after the step limit."""
+    def step(self, call: Call) -> StepResult:
+        """Correct and apply one action (a call without arguments: `Call("left")`); the episode ends on stop
+        or after the step limit. A call with arguments is refused (`checked_step`)."""
         if self._done:
             raise SituatedError("the episode is over: call reset(instance) to start another")
-        word = call.action if isinstance(call, Call) else call
-        if isinstance(call, Call) and call.args:
-            return StepResult(False, f"{word} takes no arguments, got {len(call.args)}", done=False)
-        return self._apply(self.correct(word), word)
+        return checked_step(call, STREET_SPACE, STREET_WORDING,
+                            lambda checked: self._apply(self.correct(checked.action), checked.action))
 
     def _apply(self, executed: str, asked: str | None = None) -> StepResult:
         state = self.state

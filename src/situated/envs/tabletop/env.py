@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from ...actions import SANDBOX_PRIMITIVES, TABLETOP_PRIMITIVES, ActionSpace
 from ...program import Call, Condition, Var
 from ..base import StepResult
+from ..checked import CallWording, checked_step
 from . import relations
 from .arm import FINGER_OPEN
 from .bodies import yaw_of
@@ -29,8 +31,11 @@ from .scene import Scene, load_scene, resolve_scene
 from .skills import Skills
 from .world import World
 
-# Skill name → number of object arguments (the only actions `step` accepts).
-SKILLS: dict[str, int] = {"go_home": 0, "goto": 1, "grasp": 0, "release": 0, "pickup": 1, "grab_and_putin": 2}
+TABLETOP_SKILLS = ActionSpace(SANDBOX_PRIMITIVES + TABLETOP_PRIMITIVES)
+"""The only actions `step` accepts: Vocal Sandbox's seed skills and ProgPrompt's `grab_and_putin`."""
+TABLETOP_WORDING = CallWording(unknown="unknown action {action!r} (known: {known})")
+# Skill name → number of object arguments.
+SKILLS: dict[str, int] = {skill.name: skill.arity for skill in TABLETOP_SKILLS}
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _GRIPPER_WORDS = frozenset({"gripper", "hand", "hands"})
 
@@ -130,18 +135,16 @@ class TabletopEnv:
         return self.describe()
 
     def step(self, call: Call) -> StepResult:
-        """Run one skill by name; unknown actions, wrong arity and unknown names fail with a reason."""
-        action = call.action
-        if action not in SKILLS:
-            return StepResult(False, f"unknown action {action!r} (known: {', '.join(SKILLS)})")
-        if len(call.args) != SKILLS[action]:
-            return StepResult(False, f"{action} takes {SKILLS[action]} argument(s), got {len(call.args)}")
-        names: list[str] = []
-        for arg in call.args:
-            if isinstance(arg, Var):
-                return StepResult(False, f"{action}: loop variable {arg.name!r} is not bound")
-            names.append(str(arg))
-        return getattr(self, action)(*names)
+        """Run one skill by name; unknown actions, wrong arity (`checked_step`) and unknown names fail with a
+        reason."""
+        return checked_step(call, TABLETOP_SKILLS, TABLETOP_WORDING, self._run_skill)
+
+    def _run_skill(self, call: Call) -> StepResult:
+        names = [str(arg) for arg in call.args]
+        skills: dict[str, Callable[..., StepResult]] = {
+            "go_home": self.go_home, "goto": self.goto, "grasp": self.grasp, "release": self.release,
+            "pickup": self.pickup, "grab_and_putin": self.grab_and_putin}
+        return skills[call.action](*names)
 
     def holds(self, condition: Condition) -> bool:
         """Geometric check of close / holds / inside / on (and `gripper is 'opened'|'closed'`), negation applied."""

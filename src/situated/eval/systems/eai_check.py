@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from ...datasets.eai_actions import EaiTask, EdgeGoal, NodeGoal
-from ...envs.household import HouseholdEnv, SceneGraph
+from ...envs.household import HouseholdEnv, InstanceCall, SceneGraph
 from ...planners.eai import Check, Checker, Step, task_actions
 
 ZERO_ARG_REASON = "EAI's evaluator skips actions without objects, so it would never be executed"
@@ -70,6 +70,11 @@ def _unmet(task: EaiTask, env: HouseholdEnv, executed: Sequence[Step], hints: bo
     return unmet + [goal_text(task, a) for a in _action_goals_unmet(task.action_goals, executed)]
 
 
+def _call(step: Step) -> InstanceCall:
+    """The step as a call of `HouseholdEnv.step`, its objects given by node id."""
+    return InstanceCall(step.action.lower(), step.names, 0, 0, step.ids)
+
+
 def check_plan(task: EaiTask, steps: Sequence[Step], graph: dict | SceneGraph | None = None, *,
                hints: bool = False) -> Check:
     """Run `steps` on a private copy of the task's initial graph (VirtualHome semantics, no derived states, as
@@ -82,7 +87,7 @@ def check_plan(task: EaiTask, steps: Sequence[Step], graph: dict | SceneGraph | 
     for k, step in enumerate(steps):
         if not step.ids:
             return Check(k, ZERO_ARG_REASON)
-        result = env.step_ids(step.action.lower(), step.ids)
+        result = env.step(_call(step))
         if not result.ok:   # a failed action leaves the scene as it was
             return Check(k, result.reason, enabler=enabler(task, env, step, steps[:k]) if hints else ())
         if k and step == steps[k - 1] and not result.changes:
@@ -143,7 +148,7 @@ def _search(env: HouseholdEnv, calls: Sequence[Step],
                     return None
                 tries += 1
                 trial = state.fork()
-                result = trial.step_ids(call.action.lower(), call.ids)
+                result = trial.step(_call(call))
                 if not result.ok or not result.changes:
                     continue
                 now = changes | set(result.changes)
@@ -167,7 +172,7 @@ def enabler(task: EaiTask, env: HouseholdEnv, step: Step, used: Sequence[Step] =
     or CLOSE before an OPEN, would only be undone by the step."""
 
     def runs(trial: HouseholdEnv, changes: frozenset[str]) -> bool:
-        result = trial.fork().step_ids(step.action.lower(), step.ids)
+        result = trial.fork().step(_call(step))
         return result.ok and not any(_undoes(c) in changes for c in result.changes)
 
     return _search(env, _calls(task, env, step.ids, used), runs, ENABLER_DEPTH) or ()

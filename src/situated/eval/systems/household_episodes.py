@@ -126,12 +126,12 @@ def plan_and_run(planner: Planner, task_name: str, env: HouseholdEnv, *, verifie
     objects = env.object_names()
     affordances = env.object_properties()
     verify = None
-    if verifier_env is not None and getattr(planner, "max_repairs", 0) > 0:
+    if verifier_env is not None and planner.max_repairs > 0:
         verify = simulator_verifier(verifier_env, limits=limits)
         first = planner.plan(task_name, objects, affordances=affordances, verify=verify)
     else:
         first = planner.plan(task_name, objects, affordances=affordances)
-    replanner = planner if hasattr(planner, "replan") else None
+    replanner = planner if planner.can_replan else None
     if replan > 0 and replanner is None:
         raise SituatedError(f"{type(planner).__name__} cannot replan")
     return run_plan(first, env, planner=replanner, task_name=task_name, objects=objects, replan=replan,
@@ -227,7 +227,7 @@ class HouseholdJob:
 
     def build(self) -> EpisodeFn:
         planner = self.planner_factory(self.model.open())()
-        check = assertion_check(self.assert_check, getattr(planner, "llm", None))
+        check = assertion_check(self.assert_check, planner.llm)
         return lambda task, run: household_episode(task, run, planner, condition_check=check, replan=self.replan,
                                                    seed=self.seed, limits=self.limits)
 

@@ -162,7 +162,7 @@ def run_ours(case: ProgramCase) -> tuple[tuple[bool, ...], frozenset[Fact], floa
     env = HouseholdEnv(case.init, derived_states=False)
     loaded = time.perf_counter()
     env.reset()
-    verdicts = tuple(env.step_ids(s.action, s.ids).ok for s in case.steps)
+    verdicts = tuple(env.step(s.call()).ok for s in case.steps)
     done = time.perf_counter()
     return verdicts, _facts(env.snapshot()), loaded - start, done - loaded
 

@@ -27,7 +27,7 @@ def replay_task(task: HouseholdTask, *, seed: int = 0, run: int = 0, derived_sta
     executed = attempted = 0
     for step in parse_script(task.script, source=task.source):
         attempted += 1
-        executed += env.step_ids(step.action, step.ids).ok
+        executed += env.step(step.call()).ok
     score = score_episode(task.name, run, initial, class_conditions(task.final_graph), env.conditions(),
                           executed, attempted)
     return Episode(task.task_id, task.name, run, as_metrics(score),

@@ -42,8 +42,8 @@ TRAINING_PARTITION = "seen"
 
 def navigation_episode(env: StreetEnv, agent: NavAgent, instance: NavInstance, run: int = 0) -> Episode:
     """One episode of `agent` on `instance`, scored with TC / SPD / KPA."""
-    before = (getattr(agent, "calls", 0), getattr(agent, "tokens", 0), getattr(agent, "prompt_tokens", 0),
-              getattr(agent, "seconds", 0.0))
+    usage = agent.usage
+    before = (usage.calls, usage.tokens, usage.prompt_tokens, usage.seconds)
     agent.reset(instance)
     trace = Trace()
     start_text = env.reset(instance)
@@ -59,14 +59,12 @@ def navigation_episode(env: StreetEnv, agent: NavAgent, instance: NavInstance, r
         trace.events += interpret(Program((Call(word, line=taken + 1),)), env).events
         if len(env.trajectory.actions) == taken:  # the environment refused the call (e.g. arguments)
             raise SituatedError(f"instance {instance.id}: the environment did not take {word!r}")
-        record = getattr(agent, "record", None)
-        if record is not None:
-            record(env.trajectory.actions[-1])  # what the rules actually executed
+        agent.record(env.trajectory.actions[-1])  # what the rules actually executed
         trace.add(ObservationEvent(env.observation.text, len(env.trajectory.actions)))
     trajectory = env.trajectory
     metrics = episode_metrics(env.graph, instance.route, trajectory.pano_path)
-    after = (getattr(agent, "calls", 0), getattr(agent, "tokens", 0), getattr(agent, "prompt_tokens", 0),
-             getattr(agent, "seconds", 0.0))
+    usage = agent.usage
+    after = (usage.calls, usage.tokens, usage.prompt_tokens, usage.seconds)
     cost = Cost(tokens=after[1] - before[1], prompt_tokens=after[2] - before[2], calls=after[0] - before[0],
                 model_seconds=after[3] - before[3])
     details = {
@@ -88,7 +86,7 @@ def example_from_route(graph: StreetGraph, instance: NavInstance,
     env = StreetEnv(graph, visibility, max_steps=None, count_intersections=count_intersections)
     env.reset(instance)
     for action in gold_actions(graph, instance)[len(env.trajectory.actions):]:
-        env.step(action)
+        env.step(Call(action))
     trajectory = env.trajectory
     if trajectory.pano_path != instance.route:
         raise DataError(f"instance {instance.id}: gold replay does not reproduce the route")
