@@ -34,7 +34,7 @@ def run_episodes(tasks: Sequence[Task], runs: int, episodes: EpisodeJob | Callab
     """
     if runs < 1 or jobs < 1:
         raise SituatedError(f"runs and jobs must be >= 1 (got {runs}, {jobs})")
-    job: EpisodeJob = episodes if hasattr(episodes, "build") else FactoryJob(episodes)  # type: ignore[arg-type]
+    job = episodes if isinstance(episodes, EpisodeJob) else FactoryJob(episodes)
     if executor is None:
         executor = SequentialExecutor() if jobs == 1 else ThreadExecutor(jobs)
     work = [(task, run) for run in range(runs) for task in tasks]

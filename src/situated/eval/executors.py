@@ -36,7 +36,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import SituatedError
 from ..llm.base import LLM
@@ -52,6 +52,7 @@ WorkItem = tuple[Any, int]
 EXECUTORS: tuple[str, ...] = ("local", "processes", "batched", "ray")
 
 
+@runtime_checkable
 class EpisodeJob(Protocol):
     """A picklable description of an evaluation's episodes; `build()` runs in the worker, once."""
 
