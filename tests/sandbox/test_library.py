@@ -209,12 +209,12 @@ def test_export_import_round_trip(tmp_path: Path, lib: SkillLibrary) -> None:
 def test_export_refuses_to_overwrite(tmp_path: Path, lib: SkillLibrary) -> None:
     target = tmp_path / "out.json"
     target.write_text("precious", encoding="utf-8")
-    with pytest.raises(DataError, match="already exists"):
+    with pytest.raises(DataError, match="output exists"):
         lib.export_json(target)
     assert target.read_text(encoding="utf-8") == "precious"
     lib.export_json(target, overwrite=True)
     assert json.loads(target.read_text(encoding="utf-8"))["format"] == EXPORT_FORMAT
-    with pytest.raises(DataError, match="own database"):
+    with pytest.raises(DataError, match="would overwrite the input"):
         lib.export_json(lib.path, overwrite=True)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
@@ -352,8 +352,8 @@ def _truncated(path: Path) -> None:
     (lambda p: p.write_bytes(b"SQLite format 3\x00"), "not an SQLite database"),
     (lambda p: p.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 20), "not a usable skill library"),
     (_foreign, "another application"),
-    (_unknown_tables, r"not a skill library \(tables: notes\)"),
-    (_ours_plus_table, "unexpected or missing tables: notes"),
+    (_unknown_tables, r"not a skill library \(tables: 'notes'\)"),
+    (_ours_plus_table, "unexpected table 'notes'"),
     (_newer, "newer than this situated understands"),
     (_corrupt, "corrupt|malformed"),
     (_truncated, "corrupt|malformed"),
