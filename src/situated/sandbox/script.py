@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .. import files
 from ..errors import DataError, ParseError
 from ..program import Condition
 from .replies import Reply
@@ -140,14 +141,11 @@ def iter_script(lines: Iterable[str], source: str) -> Iterator[ScriptLine]:
 
 
 def read_script(path: str | Path) -> list[ScriptLine]:
-    """Every statement of a script file, all checked before any runs."""
+    """Every statement of a script file, all checked before any runs. The file is read through the guarded
+    reader (`files.read_bytes`): a regular file, its size checked before reading and while streaming it, so a
+    huge file is refused without being loaded."""
     file = Path(path)
-    try:
-        data = file.read_bytes()
-    except OSError as err:
-        raise DataError(f"{file}: cannot read the script ({err.strerror or err})") from None
-    if len(data) > MAX_SCRIPT_BYTES:
-        raise DataError(f"{file}: more than {MAX_SCRIPT_BYTES} bytes")
+    data = files.read_bytes(file, what="the script", limit=MAX_SCRIPT_BYTES)
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:

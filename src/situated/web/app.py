@@ -56,9 +56,11 @@ def page_html() -> str:
     return resources.files("situated.web").joinpath("static/console.html").read_text(encoding="utf-8")
 
 
-def create_app(console: WebConsole, *, token: str | None = None, loopback: bool = True) -> FastAPI:
+def create_app(console: WebConsole, *, token: str | None = None, loopback: bool = True,
+               hosts: frozenset[str] = LOOPBACK_NAMES) -> FastAPI:
     """The FastAPI app serving `console`; `token` is required on every request when given; `loopback` says the
-    server listens on a loopback address only (then other Host names are refused)."""
+    server listens on a loopback address only, and then without a token only the Host names in `hosts` (the
+    address it listens on, `server.host_names`) are answered."""
     app = FastAPI(title="situated sandbox", docs_url=None, redoc_url=None, openapi_url=None)
     page = page_html()
     sockets: set[WebSocket] = set()
@@ -135,7 +137,7 @@ def create_app(console: WebConsole, *, token: str | None = None, loopback: bool 
 
     for kind in (BadRequest, SituatedError, RequestValidationError, StarletteHTTPException, Exception):
         app.add_exception_handler(kind, refused)
-    app.add_middleware(Guard, token=token, loopback=loopback)
+    app.add_middleware(Guard, token=token, loopback=loopback, hosts=hosts)
     return app
 
 
@@ -187,10 +189,12 @@ def one_line(text: str) -> str:
 class Guard:
     """ASGI middleware: the token (when set), the Host of a loopback server, the Origin of a websocket."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool) -> None:
+    def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool,
+                 hosts: frozenset[str] = LOOPBACK_NAMES) -> None:
         self.app = app
         self.token = token
         self.loopback = loopback
+        self.hosts = frozenset(h.lower() for h in hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -213,7 +217,7 @@ class Guard:
     def check(self, scope: Scope) -> tuple[int, str]:
         headers = Headers(scope=scope)
         host = headers.get("host", "")
-        if self.loopback and not self.token and hostname(host) not in LOOPBACK_NAMES:
+        if self.loopback and not self.token and hostname(host).lower() not in self.hosts:
             return 403, f"host {host!r} is not this loopback server"
         if self.token is not None and scope.get("path") != "/favicon.ico":  # browsers ask for it without the token
             given = bearer(headers.get("authorization", ""))
