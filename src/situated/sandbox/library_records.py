@@ -21,9 +21,9 @@ from ..errors import DataError
 
 MAX_NAME = 64
 MAX_PARAMS = 16
-MAX_CALLS = 256
+MAX_CALLS = 64
 """Most calls one behaviour version makes (its body's call lines)."""
-MAX_BEHAVIOURS = 1_000
+MAX_BEHAVIOURS = 256
 """Most behaviours a library holds (each with all its versions)."""
 MAX_DEPTH = 8
 """Deepest composition of a behaviour (1 for one over skills only); `behaviours.MAX_COMPOSITION_DEPTH`."""

@@ -14,7 +14,6 @@ from typing import Any
 
 from . import library_schema as schema
 from .library_file import LibraryFile
-from .library_graph import call_graph
 from .library_records import (
     A_KIND,
     MAX_BEHAVIOURS,
@@ -28,10 +27,11 @@ from .library_records import (
     SkillRecord,
     Source,
     behaviour_row,
+    check_int,
     object_row,
     skill_row,
 )
-from .library_rows import COLUMNS, read_behaviour, read_name, read_object, read_skill
+from .library_rows import COLUMNS, in_row, read_behaviour, read_name, read_object, read_skill
 
 
 def _current(table: str) -> str:
@@ -120,25 +120,27 @@ class VersionStore(LibraryFile):
     def _insert_behaviour(self, db: sqlite3.Connection, row: dict[str, Any], at: float) -> int:
         name = row["name"]
         calls: tuple[str, ...] = row["calls"]
-        graph = self._call_graph(db)
-        kinds = self._kinds(db)
+        depth = 1
+        behaviours = []
         for i, callee in enumerate(calls):
             if callee == name:
                 raise Invalid(f"calls[{i}]", f"behaviour {name!r} calls itself")
-            if kinds.get(callee) == "object":
+            kind = self._kind(db, callee)
+            if kind == "object":
                 raise Invalid(f"calls[{i}]", f"{callee!r} is an object, not a skill or behaviour")
-            cycle = _path(graph, callee, name)
+            if kind == "behaviour" and callee not in behaviours:
+                behaviours.append(callee)
+                depth = max(depth, 1 + self._current_depth(db, callee))
+        if behaviours and self._kind(db, name) == "behaviour":  # only a name already taught can close a cycle
+            cycle = _path(lambda node: self._current_calls(db, node), behaviours, name)
             if cycle:
-                raise Invalid(f"calls[{i}]", "would make a cycle: " + " -> ".join([name, *cycle]))
-        if name not in graph and kinds.get(name) is None and len(graph) >= MAX_BEHAVIOURS:
-            raise Invalid("name", f"the library holds {MAX_BEHAVIOURS} behaviours, the most it may")
-        depths = call_graph(graph).depths
-        for i, callee in enumerate(calls):
-            if callee in graph and callee not in depths:
-                raise Invalid(f"calls[{i}]", f"{callee!r} is on a cycle of behaviours (undo one of them first)")
-        depth = 1 + max((depths[c] for c in calls if c in graph), default=0)
+                raise Invalid(f"calls[{calls.index(cycle[0])}]", "would make a cycle: " + " -> ".join([name, *cycle]))
         if depth > MAX_DEPTH:
             raise Invalid("calls", f"composition depth {depth} is more than {MAX_DEPTH}")
+        if self._kind(db, name) is None:
+            count = db.execute("SELECT COUNT(*) FROM names WHERE kind = 'behaviour'").fetchone()[0]
+            if count >= MAX_BEHAVIOURS:
+                raise Invalid("name", f"the library holds {MAX_BEHAVIOURS} behaviours, the most it may")
         name_id = self._name_id(db, name, "behaviour")
         version = self._next_version(db, "behaviour_versions", name_id)
         cursor = db.execute(
@@ -148,6 +150,25 @@ class VersionStore(LibraryFile):
         db.executemany("INSERT INTO behaviour_calls (version_id, position, callee) VALUES (?, ?, ?)",
                        [(cursor.lastrowid, i, callee) for i, callee in enumerate(calls)])
         return version
+
+    @staticmethod
+    def _current_row(db: sqlite3.Connection, name: str) -> BehaviourRecord | None:
+        row = db.execute(f"{_all_versions('behaviour_versions')} DESC LIMIT 1", (name,)).fetchone()
+        return None if row is None else VersionStore._behaviour(db, row)
+
+    @staticmethod
+    def _current_calls(db: sqlite3.Connection, name: str) -> tuple[str, ...]:
+        record = VersionStore._current_row(db, name)
+        return () if record is None else record.calls
+
+    @staticmethod
+    def _current_depth(db: sqlite3.Connection, name: str) -> int:
+        row = db.execute("SELECT v.id, v.depth FROM behaviour_versions v JOIN names n ON n.id = v.name_id "
+                         "WHERE n.name = ? ORDER BY v.version DESC LIMIT 1", (name,)).fetchone()
+        if row is None:
+            return 0
+        with in_row("behaviour_versions", row[0]):
+            return check_int(row[1], "depth", 1, MAX_DEPTH)
 
     def _insert_skill(self, db: sqlite3.Connection, row: dict[str, Any], at: float) -> int:
         name_id = self._name_id(db, row["name"], "skill")
@@ -255,15 +276,14 @@ class VersionStore(LibraryFile):
             return remaining[-1]
 
 
-def _path(graph: Mapping[str, Sequence[str]], start: str, target: str) -> list[str]:
-    """A chain of current behaviour calls from `start` to `target` ([] if there is none); linear in the graph."""
-    if start not in graph:
-        return []
-    parents: dict[str, str | None] = {start: None}
-    frontier = [start]
+def _path(calls_of: Callable[[str], Sequence[str]], starts: Sequence[str], target: str) -> list[str]:
+    """A chain of current behaviour calls from one of `starts` to `target` ([] if there is none); each behaviour
+    reached is looked at once (linear in the part of the graph reachable from `starts`)."""
+    parents: dict[str, str | None] = dict.fromkeys(starts)
+    frontier = list(starts)
     while frontier:
         node = frontier.pop()
-        for callee in graph.get(node, ()):
+        for callee in calls_of(node):
             if callee in parents:
                 continue
             parents[callee] = node
@@ -274,6 +294,5 @@ def _path(graph: Mapping[str, Sequence[str]], start: str, target: str) -> list[s
                     chain.append(back)
                     back = parents[back]
                 return chain[::-1]
-            if callee in graph:
-                frontier.append(callee)
+            frontier.append(callee)
     return []
