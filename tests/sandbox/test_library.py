@@ -148,6 +148,13 @@ def test_composition_depth_and_cycles(lib: SkillLibrary) -> None:
     assert lib.get("pack") is not None and lib.get("pack").version == 1  # type: ignore[union-attr]
 
 
+def test_the_librarys_depth_cap_is_the_one_plans_keep() -> None:
+    from situated.sandbox.behaviours import MAX_COMPOSITION_DEPTH
+    from situated.sandbox.library import MAX_DEPTH
+
+    assert MAX_DEPTH == MAX_COMPOSITION_DEPTH
+
+
 def test_sessions_and_events(lib: SkillLibrary) -> None:
     first = lib.start_session("gift_bags", "openai:gpt-3.5-turbo")
     second = lib.start_session("stop_motion", "llamacpp:qwen2.5-coder-1.5b")

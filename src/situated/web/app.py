@@ -10,10 +10,10 @@
 
 Security: `Guard` refuses requests without the token when one is set (`Authorization: Bearer T`, or `?token=T`
 for the page, the image and the websocket, which cannot send headers) with 401; on a loopback server without a
-token it refuses other Host names (DNS rebinding), and a websocket whose Origin is another site (403). POST bodies
-must say their type (application/json, audio/wav), which a cross-site form cannot send without the browser asking
-first. Bodies are size-limited; every error is `{"error": "one line"}` with a 4xx status (5xx for a failing model
-or a bug, still one line, the traceback only in the server's log).
+token it refuses every Host name but the address it listens on (DNS rebinding), and a websocket whose Origin is
+another site (403). POST bodies must say their type (application/json, audio/wav), which a cross-site form
+cannot send without the browser asking first. Bodies are size-limited; every error is `{"error": "one line"}`
+with a 4xx status (5xx for a failing model or a bug, still one line, the traceback only in the server's log).
 """
 
 from __future__ import annotations
