@@ -441,7 +441,7 @@ session = lib.start_session("gift_bags", "test")
 print("open", flush=True)
 i = 0
 while True:
-    name = f"{sys.argv[2]}{i}"
+    name = f"{sys.argv[2]}{i % 100}"  # re-taught after 100: a library holds at most 256 behaviours
     lib.add_behaviour(name, ["obj"], f"Behaviour {i}.", "pickup(obj)\\ngoto('gift_bag')\\nrelease()", ["pickup"])
     print(name, flush=True)
     version = lib.add_behaviour("pack", ["obj"], f"Version of {name}.", "pickup(obj)")

@@ -138,7 +138,10 @@ class SkillLibrary(VersionStore, SessionLog):
                 problems += [f"{kind} {name!r} has versions in {table}" for (name,) in db.execute(
                     f"SELECT DISTINCT n.name FROM {table} v JOIN names n ON n.id = v.name_id WHERE n.kind != ?",
                     (kind,))]
-            graph = self._call_graph(db)
+            try:
+                graph = self._call_graph(db)
+            except Invalid:  # a bad name or callee, listed above
+                graph = {}
             result = call_graph(graph)
             problems += [f"behaviour {name!r} is on (or calls) a cycle of behaviours" for name in result.cyclic]
             problems += [f"behaviour {name!r} has composition depth {depth}, more than {MAX_DEPTH}"

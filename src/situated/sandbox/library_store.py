@@ -28,6 +28,7 @@ from .library_records import (
     Source,
     behaviour_row,
     check_int,
+    check_name,
     object_row,
     skill_row,
 )
@@ -45,8 +46,8 @@ def _all_versions(table: str) -> str:
 
 
 _CALLS = "SELECT rowid, position, callee FROM behaviour_calls WHERE version_id = ? ORDER BY position"
-_CURRENT_CALLS = ("SELECT n.name, c.callee FROM names n JOIN behaviour_versions v ON v.name_id = n.id "
-                  "JOIN behaviour_calls c ON c.version_id = v.id "
+_CURRENT_CALLS = ("SELECT n.id, n.name, n.kind, c.rowid, c.callee FROM names n "
+                  "JOIN behaviour_versions v ON v.name_id = n.id JOIN behaviour_calls c ON c.version_id = v.id "
                   "WHERE v.version = (SELECT MAX(version) FROM behaviour_versions WHERE name_id = n.id) "
                   "ORDER BY n.name, c.position")
 
@@ -194,14 +195,16 @@ class VersionStore(LibraryFile):
 
     @staticmethod
     def _call_graph(db: sqlite3.Connection) -> dict[str, tuple[str, ...]]:
-        """Each behaviour's current calls (one query; the rows are checked when the records are read)."""
+        """Each behaviour's current calls (one query; every name read is checked)."""
         graph: dict[str, list[str]] = {}
-        for (name,) in db.execute(
-                "SELECT n.name FROM names n WHERE n.kind = 'behaviour' AND EXISTS "
+        for row in db.execute(
+                "SELECT n.id, n.name, n.kind FROM names n WHERE n.kind = 'behaviour' AND EXISTS "
                 "(SELECT 1 FROM behaviour_versions v WHERE v.name_id = n.id)"):
-            graph[str(name)] = []
-        for name, callee in db.execute(_CURRENT_CALLS):
-            graph.setdefault(str(name), []).append(str(callee))
+            graph[read_name(row)[1]] = []
+        for name_id, name, kind, call_id, callee in db.execute(_CURRENT_CALLS):
+            _, caller, _ = read_name((name_id, name, kind))
+            with in_row("behaviour_calls", call_id):
+                graph.setdefault(caller, []).append(check_name(callee, "callee"))
         return {name: tuple(calls) for name, calls in graph.items()}
 
     # -- reading ---------------------------------------------------------------------------------------------
