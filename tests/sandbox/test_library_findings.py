@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -275,6 +276,17 @@ def test_a_huge_session_script_is_refused_before_it_is_read(tmp_path: Path) -> N
     finally:
         tracemalloc.stop()
     assert peak < 20 * 1024 * 1024
+
+
+def test_an_endless_line_on_stdin_is_refused_without_holding_it(tmp_path: Path) -> None:
+    from situated.sandbox.script import MAX_LINE, iter_script
+
+    stream = io.StringIO("user: pack the ball\n" + "x" * 10_000_000)
+    lines = iter_script(stream, "<stdin>")
+    assert next(lines).text == "pack the ball"
+    with pytest.raises(DataError, match=f"<stdin>:2: line longer than {MAX_LINE} characters"):
+        next(lines)
+    assert stream.tell() < 10_000  # read no further than the bound
 
 
 # -- 8. the export and import commands ------------------------------------------------------------------------------

@@ -133,11 +133,30 @@ def _numbers(words: list[str], bad: Callable[[str], DataError]) -> tuple[float, 
 
 
 def iter_script(lines: Iterable[str], source: str) -> Iterator[ScriptLine]:
-    """Statements of a script whose lines arrive one at a time, each checked as it comes."""
-    for number, raw in enumerate(lines, start=1):
+    """Statements of a script whose lines arrive one at a time, each checked as it comes. From a stream (e.g.
+    stdin) each line is read with a bound, so one endless line is refused, not held in memory."""
+    for number, raw in enumerate(_bounded(lines), start=1):
+        if raw is None:
+            raise DataError(f"{source}:{number}: line longer than {MAX_LINE} characters")
         statement = parse_line(raw, number, source)
         if statement is not None:
             yield statement
+
+
+def _bounded(lines: Iterable[str]) -> Iterator[str | None]:
+    """The lines of `lines`; from a stream, None for a line longer than MAX_LINE (read no further than that)."""
+    readline = getattr(lines, "readline", None)
+    if readline is None:
+        yield from lines
+        return
+    while True:
+        line = readline(MAX_LINE + 2)
+        if not line:
+            return
+        if len(line) > MAX_LINE + 1 or (len(line) == MAX_LINE + 1 and not line.endswith("\n")):
+            yield None
+            return
+        yield line
 
 
 def read_script(path: str | Path) -> list[ScriptLine]:
