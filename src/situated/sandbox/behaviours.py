@@ -87,10 +87,14 @@ def callees(calls: Iterable[Call]) -> list[str]:
 
 
 def check_body(name: str, params: Sequence[str], body: str, space: ActionSpace,
-               objects: Iterable[str] | None = None) -> tuple[Call, ...]:
+               objects: Iterable[str] | None = None, *, depths: dict[str, int] | None = None) -> tuple[Call, ...]:
     """Parse a body and check it against the API: known callees with the right number of arguments, only its
     own parameters bare, known objects (when `objects` is given), depth within bounds. ValidationError lists
-    every problem."""
+    every problem.
+
+    `depths` memoises composition depths; a caller checking behaviours callees first into a space that only
+    grows (as loading a library does) may share one dict across the checks, which makes the whole load one
+    pass over the call graph. By default each check has its own (linear in the graph it reaches)."""
     calls = parse_body(body, params, source=name)
     known = None if objects is None else frozenset(objects)
     problems = []
@@ -112,10 +116,12 @@ def check_body(name: str, params: Sequence[str], body: str, space: ActionSpace,
                 problems.append(f"line {call.line}: unknown object {arg!r}")
     if problems:
         raise ValidationError(problems)
-    memo: dict[str, int] = {}
+    memo: dict[str, int] = {} if depths is None else depths
     depth = 1 + max((composition_depth(c, space, memo=memo) for c in callees(calls)), default=0)
     if depth > MAX_COMPOSITION_DEPTH:
         raise ValidationError([f"{name}: composition depth {depth} is more than {MAX_COMPOSITION_DEPTH}"])
+    if depths is not None:
+        depths[name] = depth
     return calls
 
 
