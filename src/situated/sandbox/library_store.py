@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from . import library_schema as schema
@@ -55,7 +56,7 @@ _CURRENT_CALLS = ("SELECT n.id, n.name, n.kind, c.rowid, c.callee FROM names n "
 class VersionStore(LibraryFile):
     """Teaching, reading and undoing versions of names (see `SkillLibrary`, which adds sessions and transfer)."""
 
-    def __init__(self, db: sqlite3.Connection, path: Any, clock: Callable[[], float]) -> None:
+    def __init__(self, db: sqlite3.Connection, path: Path, clock: Callable[[], float]) -> None:
         super().__init__(db, path)
         self._clock = clock
 
