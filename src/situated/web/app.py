@@ -32,6 +32,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocketState
 
 from ..errors import BackendError, SituatedError
 from .console import WebConsole
@@ -67,7 +68,7 @@ def create_app(console: WebConsole, *, token: str | None = None, loopback: bool 
 
     async def broadcast(state: dict[str, Any], source: WebSocket | None) -> None:
         for socket in list(sockets):
-            if socket is not source:
+            if socket is not source and socket.application_state == WebSocketState.CONNECTED:
                 try:
                     await socket.send_json({"type": "state", "state": state})
                 except (RuntimeError, WebSocketDisconnect, OSError):
@@ -108,9 +109,9 @@ def create_app(console: WebConsole, *, token: str | None = None, loopback: bool 
 
     @app.websocket("/ws")
     async def websocket(socket: WebSocket) -> None:
-        await socket.accept()
-        sockets.add(socket)
+        sockets.add(socket)  # before the page hears it is connected, so it misses no state sent after that
         try:
+            await socket.accept()
             while True:
                 message = await socket.receive()
                 if message["type"] == "websocket.disconnect":
