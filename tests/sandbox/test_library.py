@@ -148,6 +148,13 @@ def test_composition_depth_and_cycles(lib: SkillLibrary) -> None:
     assert lib.get("pack") is not None and lib.get("pack").version == 1  # type: ignore[union-attr]
 
 
+def test_the_librarys_depth_cap_is_the_one_plans_keep() -> None:
+    from situated.sandbox.behaviours import MAX_COMPOSITION_DEPTH
+    from situated.sandbox.library import MAX_DEPTH
+
+    assert MAX_DEPTH == MAX_COMPOSITION_DEPTH
+
+
 def test_sessions_and_events(lib: SkillLibrary) -> None:
     first = lib.start_session("gift_bags", "openai:gpt-3.5-turbo")
     second = lib.start_session("stop_motion", "llamacpp:qwen2.5-coder-1.5b")
@@ -209,12 +216,12 @@ def test_export_import_round_trip(tmp_path: Path, lib: SkillLibrary) -> None:
 def test_export_refuses_to_overwrite(tmp_path: Path, lib: SkillLibrary) -> None:
     target = tmp_path / "out.json"
     target.write_text("precious", encoding="utf-8")
-    with pytest.raises(DataError, match="already exists"):
+    with pytest.raises(DataError, match="output exists"):
         lib.export_json(target)
     assert target.read_text(encoding="utf-8") == "precious"
     lib.export_json(target, overwrite=True)
     assert json.loads(target.read_text(encoding="utf-8"))["format"] == EXPORT_FORMAT
-    with pytest.raises(DataError, match="own database"):
+    with pytest.raises(DataError, match="would overwrite the input"):
         lib.export_json(lib.path, overwrite=True)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
 
@@ -352,8 +359,8 @@ def _truncated(path: Path) -> None:
     (lambda p: p.write_bytes(b"SQLite format 3\x00"), "not an SQLite database"),
     (lambda p: p.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 20), "not a usable skill library"),
     (_foreign, "another application"),
-    (_unknown_tables, r"not a skill library \(tables: notes\)"),
-    (_ours_plus_table, "unexpected or missing tables: notes"),
+    (_unknown_tables, r"not a skill library \(tables: 'notes'\)"),
+    (_ours_plus_table, "unexpected table 'notes'"),
     (_newer, "newer than this situated understands"),
     (_corrupt, "corrupt|malformed"),
     (_truncated, "corrupt|malformed"),
@@ -434,7 +441,7 @@ session = lib.start_session("gift_bags", "test")
 print("open", flush=True)
 i = 0
 while True:
-    name = f"{sys.argv[2]}{i}"
+    name = f"{sys.argv[2]}{i % 100}"  # re-taught after 100: a library holds at most 256 behaviours
     lib.add_behaviour(name, ["obj"], f"Behaviour {i}.", "pickup(obj)\\ngoto('gift_bag')\\nrelease()", ["pickup"])
     print(name, flush=True)
     version = lib.add_behaviour("pack", ["obj"], f"Version of {name}.", "pickup(obj)")

@@ -339,24 +339,7 @@ def sandbox_command(
             env.close()
 
 
-@sandbox_app.command("library")
-def library_command(
-    library: LibraryOpt = Path("sandbox.db"),
-    as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line of names and integrity.")] = False,
-) -> None:
-    """List what a skill library holds and check its integrity."""
-    from ..sandbox import SkillLibrary
-
-    if not library.exists():
-        raise DataError(f"{library}: no such library file")
-    with SkillLibrary.open(library) as lib:
-        _say(library_lines(lib), _print)
-        integrity = lib.integrity()
-        _print(f"integrity: {integrity}")
-        if as_json:
-            _print(json.dumps({"behaviours": [r.name for r in lib.behaviours()],
-                               "objects": [r.name for r in lib.objects()],
-                               "skills": [r.name for r in lib.skills()], "integrity": integrity}))
+# `sandbox library` (list, export, import) lives in cli/sandbox_library.py.
 
 
 REPORT_ROWS = ("utterances", "supervision", "confirmations", "corrections", "cancellations", "teaching",

@@ -18,6 +18,7 @@ program like any other plan.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -43,6 +44,12 @@ def definition_text(name: str, params: Sequence[str], body: str) -> str:
 
 
 def parse_body(body: str, params: Sequence[str], *, source: str = "behaviour") -> tuple[Call, ...]:
+    """The calls of a behaviour body (see `_parse_body`); a body is parsed once per process (cached)."""
+    return _parse_body(body, tuple(params), source)
+
+
+@functools.lru_cache(maxsize=2048)
+def _parse_body(body: str, params: tuple[str, ...], source: str) -> tuple[Call, ...]:
     """The calls of a behaviour body, parameters as `Var`s. ParseError (line numbers of the body) for anything
     that is not one call a line (comments and blank lines are allowed and dropped)."""
     if len(set(params)) != len(params):
@@ -80,10 +87,14 @@ def callees(calls: Iterable[Call]) -> list[str]:
 
 
 def check_body(name: str, params: Sequence[str], body: str, space: ActionSpace,
-               objects: Iterable[str] | None = None) -> tuple[Call, ...]:
+               objects: Iterable[str] | None = None, *, depths: dict[str, int] | None = None) -> tuple[Call, ...]:
     """Parse a body and check it against the API: known callees with the right number of arguments, only its
     own parameters bare, known objects (when `objects` is given), depth within bounds. ValidationError lists
-    every problem."""
+    every problem.
+
+    `depths` memoises composition depths; a caller checking behaviours callees first into a space that only
+    grows (as loading a library does) may share one dict across the checks, which makes the whole load one
+    pass over the call graph. By default each check has its own (linear in the graph it reaches)."""
     calls = parse_body(body, params, source=name)
     known = None if objects is None else frozenset(objects)
     problems = []
@@ -105,14 +116,23 @@ def check_body(name: str, params: Sequence[str], body: str, space: ActionSpace,
                 problems.append(f"line {call.line}: unknown object {arg!r}")
     if problems:
         raise ValidationError(problems)
-    depth = 1 + max((composition_depth(c, space) for c in callees(calls)), default=0)
+    memo: dict[str, int] = {} if depths is None else depths
+    depth = 1 + max((composition_depth(c, space, memo=memo) for c in callees(calls)), default=0)
     if depth > MAX_COMPOSITION_DEPTH:
         raise ValidationError([f"{name}: composition depth {depth} is more than {MAX_COMPOSITION_DEPTH}"])
+    if depths is not None:
+        depths[name] = depth
     return calls
 
 
-def composition_depth(name: str, space: ActionSpace, _seen: tuple[str, ...] = ()) -> int:
-    """0 for a skill; 1 + the deepest callee for a behaviour (ValidationError past the bound or on a cycle)."""
+def composition_depth(name: str, space: ActionSpace, _seen: tuple[str, ...] = (),
+                      memo: dict[str, int] | None = None) -> int:
+    """0 for a skill; 1 + the deepest callee for a behaviour (ValidationError past the bound or on a cycle).
+    Each behaviour's depth is computed once (`memo`, shared by the calls of one check), so the time is linear
+    in the call graph, not in the number of its paths."""
+    memo = {} if memo is None else memo
+    if name in memo:
+        return memo[name]
     action = space.get(name)
     if not isinstance(action, Behaviour):
         return 0
@@ -120,8 +140,16 @@ def composition_depth(name: str, space: ActionSpace, _seen: tuple[str, ...] = ()
         raise ValidationError([f"cycle of behaviours: {' -> '.join([*_seen, name])}"])
     if len(_seen) >= MAX_COMPOSITION_DEPTH:
         raise ValidationError([f"composition deeper than {MAX_COMPOSITION_DEPTH}: {' -> '.join([*_seen, name])}"])
-    calls = parse_body(action.body, [p.name for p in action.params], source=name)
-    return 1 + max((composition_depth(c, space, (*_seen, name)) for c in callees(calls) if c in space), default=0)
+    path = (*_seen, name)
+    called = _callees(action.body, tuple(p.name for p in action.params), name)
+    memo[name] = 1 + max((composition_depth(c, space, path, memo) for c in called if c in space), default=0)
+    return memo[name]
+
+
+@functools.lru_cache(maxsize=2048)
+def _callees(body: str, params: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """The distinct functions a body calls (cached with the parse)."""
+    return tuple(callees(_parse_body(body, params, source)))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,10 @@ Tables (version 1):
 - ``sessions`` and ``events``: interaction sessions and their timestamped events (JSON payloads).
 
 Times are POSIX seconds (REAL); lists and JSON values are stored as JSON text.
+
+A file's whole schema (every table, column, index, trigger and view: the rows of ``sqlite_master``) must be
+exactly what the migrations write (`schema_problem`); a file carrying anything else, such as a trigger, is refused
+before any statement could run it.
 """
 
 from __future__ import annotations
@@ -107,9 +111,55 @@ def schema_version() -> int:
     return len(MIGRATIONS)
 
 
-def migrate(db: sqlite3.Connection, current: int) -> None:
-    """Apply `MIGRATIONS[current:]` and set ``user_version``; the caller holds the write transaction."""
-    migrations = MIGRATIONS
+def expected_schema(version: int | None = None) -> frozenset[tuple[str, str, str, str | None]]:
+    """The rows (type, name, table, sql) of ``sqlite_master`` in a file at `version` (default: the latest),
+    as the migrations write them (built in memory)."""
+    target = schema_version() if version is None else version
+    key = (MIGRATIONS[:target], target)
+    cached = _EXPECTED.get(key)
+    if cached is None:
+        db = sqlite3.connect(":memory:")
+        try:
+            db.execute("BEGIN")
+            migrate(db, 0, target)
+            cached = frozenset(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+            db.execute("ROLLBACK")
+        finally:
+            db.close()
+        _EXPECTED.clear()
+        _EXPECTED[key] = cached
+    return cached
+
+
+_EXPECTED: dict[tuple[tuple[Migration, ...], int], frozenset[tuple[str, str, str, str | None]]] = {}
+
+
+def schema_problem(db: sqlite3.Connection, version: int) -> str:
+    """'' if the schema of `db` is exactly that of `version`; else one line naming what differs."""
+    found = frozenset(db.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+    expected = expected_schema(version)
+    if found == expected:
+        return ""
+    extra = sorted(found - expected, key=lambda r: (r[0], r[1]))
+    missing = sorted(expected - found, key=lambda r: (r[0], r[1]))
+    names = {(t, n) for t, n, _, _ in expected}
+    changed = {(t, n) for t, n, _, _ in extra} & names
+    parts = [f"{'changed' if (kind, name) in changed else 'unexpected'} {kind} {_shown(name)}"
+             for kind, name, _, _ in extra]
+    parts += [f"missing {kind} {_shown(name)}" for kind, name, _, _ in missing if (kind, name) not in changed]
+    shown = ", ".join(parts[:5]) + (f" and {len(parts) - 5} more" if len(parts) > 5 else "")
+    return shown[:300]
+
+
+def _shown(name: object) -> str:
+    text = repr(name)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def migrate(db: sqlite3.Connection, current: int, target: int | None = None) -> None:
+    """Apply `MIGRATIONS[current:target]` (default: all pending) and set ``user_version``; the caller holds the
+    write transaction."""
+    migrations = MIGRATIONS[:target] if target is not None else MIGRATIONS
     for migration in migrations[current:]:
         if callable(migration):
             migration(db)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .. import files
 from ..errors import DataError, ParseError
 from ..program import Condition
 from .replies import Reply
@@ -132,22 +133,38 @@ def _numbers(words: list[str], bad: Callable[[str], DataError]) -> tuple[float, 
 
 
 def iter_script(lines: Iterable[str], source: str) -> Iterator[ScriptLine]:
-    """Statements of a script whose lines arrive one at a time, each checked as it comes."""
-    for number, raw in enumerate(lines, start=1):
+    """Statements of a script whose lines arrive one at a time, each checked as it comes. From a stream (e.g.
+    stdin) each line is read with a bound, so one endless line is refused, not held in memory."""
+    for number, raw in enumerate(_bounded(lines), start=1):
+        if raw is None:
+            raise DataError(f"{source}:{number}: line longer than {MAX_LINE} characters")
         statement = parse_line(raw, number, source)
         if statement is not None:
             yield statement
 
 
+def _bounded(lines: Iterable[str]) -> Iterator[str | None]:
+    """The lines of `lines`; from a stream, None for a line longer than MAX_LINE (read no further than that)."""
+    readline = getattr(lines, "readline", None)
+    if readline is None:
+        yield from lines
+        return
+    while True:
+        line = readline(MAX_LINE + 2)
+        if not line:
+            return
+        if len(line) > MAX_LINE + 1 or (len(line) == MAX_LINE + 1 and not line.endswith("\n")):
+            yield None
+            return
+        yield line
+
+
 def read_script(path: str | Path) -> list[ScriptLine]:
-    """Every statement of a script file, all checked before any runs."""
+    """Every statement of a script file, all checked before any runs. The file is read through the guarded
+    reader (`files.read_bytes`): a regular file, its size checked before reading and while streaming it, so a
+    huge file is refused without being loaded."""
     file = Path(path)
-    try:
-        data = file.read_bytes()
-    except OSError as err:
-        raise DataError(f"{file}: cannot read the script ({err.strerror or err})") from None
-    if len(data) > MAX_SCRIPT_BYTES:
-        raise DataError(f"{file}: more than {MAX_SCRIPT_BYTES} bytes")
+    data = files.read_bytes(file, what="the script", limit=MAX_SCRIPT_BYTES)
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as err:

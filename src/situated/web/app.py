@@ -10,10 +10,10 @@
 
 Security: `Guard` refuses requests without the token when one is set (`Authorization: Bearer T`, or `?token=T`
 for the page, the image and the websocket, which cannot send headers) with 401; on a loopback server without a
-token it refuses other Host names (DNS rebinding), and a websocket whose Origin is another site (403). POST bodies
-must say their type (application/json, audio/wav), which a cross-site form cannot send without the browser asking
-first. Bodies are size-limited; every error is `{"error": "one line"}` with a 4xx status (5xx for a failing model
-or a bug, still one line, the traceback only in the server's log).
+token it refuses every Host name but the address it listens on (DNS rebinding), and a websocket whose Origin is
+another site (403). POST bodies must say their type (application/json, audio/wav), which a cross-site form
+cannot send without the browser asking first. Bodies are size-limited; every error is `{"error": "one line"}`
+with a 4xx status (5xx for a failing model or a bug, still one line, the traceback only in the server's log).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocketState
 
 from ..errors import BackendError, SituatedError
 from .console import WebConsole
@@ -56,16 +57,18 @@ def page_html() -> str:
     return resources.files("situated.web").joinpath("static/console.html").read_text(encoding="utf-8")
 
 
-def create_app(console: WebConsole, *, token: str | None = None, loopback: bool = True) -> FastAPI:
+def create_app(console: WebConsole, *, token: str | None = None, loopback: bool = True,
+               hosts: frozenset[str] = LOOPBACK_NAMES) -> FastAPI:
     """The FastAPI app serving `console`; `token` is required on every request when given; `loopback` says the
-    server listens on a loopback address only (then other Host names are refused)."""
+    server listens on a loopback address only, and then without a token only the Host names in `hosts` (the
+    address it listens on, `server.host_names`) are answered."""
     app = FastAPI(title="situated sandbox", docs_url=None, redoc_url=None, openapi_url=None)
     page = page_html()
     sockets: set[WebSocket] = set()
 
     async def broadcast(state: dict[str, Any], source: WebSocket | None) -> None:
         for socket in list(sockets):
-            if socket is not source:
+            if socket is not source and socket.application_state == WebSocketState.CONNECTED:
                 try:
                     await socket.send_json({"type": "state", "state": state})
                 except (RuntimeError, WebSocketDisconnect, OSError):
@@ -106,9 +109,9 @@ def create_app(console: WebConsole, *, token: str | None = None, loopback: bool 
 
     @app.websocket("/ws")
     async def websocket(socket: WebSocket) -> None:
-        await socket.accept()
-        sockets.add(socket)
+        sockets.add(socket)  # before the page hears it is connected, so it misses no state sent after that
         try:
+            await socket.accept()
             while True:
                 message = await socket.receive()
                 if message["type"] == "websocket.disconnect":
@@ -135,7 +138,7 @@ def create_app(console: WebConsole, *, token: str | None = None, loopback: bool 
 
     for kind in (BadRequest, SituatedError, RequestValidationError, StarletteHTTPException, Exception):
         app.add_exception_handler(kind, refused)
-    app.add_middleware(Guard, token=token, loopback=loopback)
+    app.add_middleware(Guard, token=token, loopback=loopback, hosts=hosts)
     return app
 
 
@@ -187,10 +190,12 @@ def one_line(text: str) -> str:
 class Guard:
     """ASGI middleware: the token (when set), the Host of a loopback server, the Origin of a websocket."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool) -> None:
+    def __init__(self, app: ASGIApp, *, token: str | None, loopback: bool,
+                 hosts: frozenset[str] = LOOPBACK_NAMES) -> None:
         self.app = app
         self.token = token
         self.loopback = loopback
+        self.hosts = frozenset(h.lower() for h in hosts)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -213,7 +218,7 @@ class Guard:
     def check(self, scope: Scope) -> tuple[int, str]:
         headers = Headers(scope=scope)
         host = headers.get("host", "")
-        if self.loopback and not self.token and hostname(host) not in LOOPBACK_NAMES:
+        if self.loopback and not self.token and hostname(host).lower() not in self.hosts:
             return 403, f"host {host!r} is not this loopback server"
         if self.token is not None and scope.get("path") != "/favicon.ico":  # browsers ask for it without the token
             given = bearer(headers.get("authorization", ""))

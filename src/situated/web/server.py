@@ -44,6 +44,24 @@ def check_exposure(host: str, token: str | None) -> None:
                         f"{secrets.token_urlsafe(16)}); the default host 127.0.0.1 needs none")
 
 
+def check_port(port: int, *, free: bool = False) -> None:
+    """A TCP port: 1 to 65535 (0 too, meaning a free one, when `free`); DataError in one line otherwise."""
+    low = 0 if free else 1
+    if isinstance(port, bool) or not isinstance(port, int) or not low <= port <= 65535:
+        raise DataError(f"--port {port}: a port is a whole number from {low} to 65535")
+
+
+def host_names(host: str) -> frozenset[str]:
+    """The Host names a loopback server on `host` answers to: the address it listens on, and `localhost` for
+    the addresses that name resolves to (127.0.0.1, ::1)."""
+    bare = host.strip("[]").lower()
+    if bare in ("localhost", "127.0.0.1"):
+        return frozenset({"localhost", "127.0.0.1"})
+    if bare == "::1":
+        return frozenset({"localhost", "::1"})
+    return frozenset({bare})
+
+
 def page_url(host: str, port: int, token: str | None) -> str:
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}/" + (f"?token={quote(token)}" if token else "")
@@ -51,6 +69,7 @@ def page_url(host: str, port: int, token: str | None) -> str:
 
 def listen_socket(host: str, port: int) -> socket.socket:
     """A TCP socket bound to host:port (port 0: a free one); DataError in one line when it cannot be."""
+    check_port(port, free=True)
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -78,12 +97,13 @@ def serve(open_session: Callable[[ExitStack], Any], *, host: str = DEFAULT_HOST,
     from .console import WebConsole
     from .runner import SessionRunner
 
+    check_port(port)
     check_exposure(host, token)
     sock = listen_socket(host, port)
     try:
         with SessionRunner(open_session) as runner:
             console = WebConsole(runner, recognizer)
-            app = create_app(console, token=token, loopback=is_loopback(host))
+            app = create_app(console, token=token, loopback=is_loopback(host), hosts=host_names(host))
             server = uvicorn.Server(uvicorn_config(app, host, port))
             announce(f"web console: {page_url(host, port, token)}  (Ctrl-C ends the session)")
             server.run(sockets=[sock])

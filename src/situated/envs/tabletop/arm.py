@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pybullet
 
 from .bodies import Quat, rotation
+from .bullet import pybullet
 from .kinematics import refine
 
 EE_LINK = 11                  # panda_grasptarget: between the fingertips

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pybullet
 
+from .bullet import pybullet
 from .camera import Camera
 from .png import save_png
 

@@ -14,12 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import pybullet
-import pybullet_data
-from pybullet_utils.bullet_client import BulletClient
 
 from .arm import Arm
 from .bodies import Body, build, centre, extent, pose
+from .bullet import BulletClient, pybullet, pybullet_data
 from .catalogue import CATALOGUE
 from .scene import Scene
 
