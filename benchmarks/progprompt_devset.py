@@ -41,7 +41,8 @@ from situated.eval.summary import summarize
 from situated.llm.base import LLM, Completion
 from situated.planners.base import Planner
 from situated.planners.factory import household_planner_factory
-from situated.planners.progprompt_prompt import same_task
+from situated.planners.progprompt_prompt import ProgPromptPrompt, same_task
+from situated.planners.retrieval import make_retriever
 from situated.program.grammar import plan_objects
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,17 +154,28 @@ def evaluate(candidate: Candidate, dev: Sequence[DevTask], llm: LLM, plans: Mapp
         return run_episodes(tasks, runs, make, store)
 
 
-def prompt_checks(candidate: Candidate, dev: Sequence[DevTask], llm: LLM,
-                  plans: Mapping[str, str]) -> tuple[int, int]:
-    """(prompts whose examples name objects the scene lacks, prompts showing the task's own plan), over tasks."""
-    planner = candidate.planner_factory(llm, plans)()
-    prompts = planner.prompts  # type: ignore[attr-defined]  # a ProgPromptPlanner
-    absent = own = 0
+def prompt_checks(candidate: Candidate, dev: Sequence[DevTask], plans: Mapping[str, str]) -> dict[str, list[int]]:
+    """Per part: [tasks, prompts whose examples name objects the scene lacks, prompts showing the task's own plan].
+    The examples are chosen as the candidate's planner chooses them (no model needed)."""
+    s = candidate.settings
+    retriever = make_retriever(s["retriever"]) if s["examples"] == "retrieved" else None
+    prompts = ProgPromptPrompt(examples=plans, n_examples=candidate.k, retriever=retriever)
+    counts: dict[str, list[int]] = {}
     for d in dev:
         scene = set(plan_objects(HouseholdEnv(d.task.initial_graph).object_names()))
-        absent += not set(prompts.example_objects(d.task.name)) <= scene
-        own += any(same_task(name, d.task.name) for name in prompts.examples_for(d.task.name))
-    return absent, own
+        shown = prompts.examples_for(d.task.name)
+        row = counts.setdefault(d.part, [0, 0, 0])
+        row[0] += 1
+        row[1] += not set(prompts.example_objects(d.task.name)) <= scene
+        row[2] += any(same_task(name, d.task.name) for name in shown)
+    return counts
+
+
+def print_prompt_checks(candidate: Candidate, counts: Mapping[str, list[int]]) -> None:
+    total = [sum(row[i] for row in counts.values()) for i in range(3)]
+    print(f"  prompts naming objects absent from the scene {total[1]}/{total[0]} ("
+          + ", ".join(f"{part} {row[1]}/{row[0]}" for part, row in counts.items())
+          + f"); prompts showing the task's own plan {total[2]}")
 
 
 # ------------------------------------------------------------------------------------------------ reporting
@@ -175,8 +187,8 @@ def _interval_text(episodes: Sequence[Episode], seed: int) -> dict[str, str]:
     return {m: f"{s[m].mean:.3f}{std[m]} [{ci[m].low:.3f}, {ci[m].high:.3f}]" for m in METRICS}
 
 
-def report(candidate: Candidate, episodes: Sequence[Episode], dev: Sequence[DevTask], checks: tuple[int, int],
-           seed: int) -> dict[str, Any]:
+def report(candidate: Candidate, episodes: Sequence[Episode], dev: Sequence[DevTask],
+           checks: Mapping[str, list[int]], seed: int) -> dict[str, Any]:
     """Print the candidate's lines; return its summary for the JSON line."""
     part_of = {d.task.task_id: d.part for d in dev}
     tasks = len({e.task for e in episodes})
@@ -194,16 +206,17 @@ def report(candidate: Candidate, episodes: Sequence[Episode], dev: Sequence[DevT
             print(f"  {part:<8} " + "  ".join(f"{LABELS[m]} {text[m]}" for m in METRICS)
                   + f"  ({len({e.task for e in some})} tasks, "
                   + f"{sum(int(e.details.get('abandoned', 0)) for e in some)} abandoned)")
-    print(f"  abandoned steps {abandoned} ({abandoned / len(episodes) * 10:.2f} per 10 episodes); prompts naming "
-          f"objects absent from the scene {checks[0]}/{len(dev)}; prompts showing the task's own plan {checks[1]}; "
-          f"per episode {tokens:.0f} generated tokens, {model_seconds:.1f} model seconds")
+    print(f"  abandoned steps {abandoned} ({abandoned / len(episodes) * 10:.2f} per 10 episodes); per episode "
+          f"{tokens:.0f} generated tokens, {model_seconds:.1f} model seconds")
+    print_prompt_checks(candidate, checks)
     s = summarize(episodes, METRICS)
     ci = bootstrap(episodes, METRICS, seed=seed)
     return {"name": candidate.name, "settings": candidate.config(), "tasks": tasks, "runs": s.runs,
             **{LABELS[m].lower(): round(s[m].mean, 4) for m in METRICS},
             **{f"{LABELS[m].lower()}_std": round(s[m].std, 4) for m in METRICS},
             **{f"{LABELS[m].lower()}_ci": [round(ci[m].low, 4), round(ci[m].high, 4)] for m in METRICS},
-            "abandoned": abandoned, "absent_object_prompts": checks[0], "own_plan_prompts": checks[1],
+            "abandoned": abandoned, "absent_object_prompts": sum(r[1] for r in checks.values()),
+            "own_plan_prompts": sum(r[2] for r in checks.values()),
             "tokens_per_episode": round(tokens, 1), "model_seconds_per_episode": round(model_seconds, 2)}
 
 
@@ -232,6 +245,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--parts", default=",".join(PARTS), help="parts of the set: released,written,train")
     parser.add_argument("--limit", type=int, default=None, help="only every n-th task, about this many")
     parser.add_argument("--out", type=Path, default=None, help="folder of the candidates' results stores")
+    parser.add_argument("--prompts-only", action="store_true",
+                        help="only count the prompts' absent objects and own plans (no model)")
     parser.add_argument("--cassette", type=Path, default=None, help="record/replay model calls in this file")
     parser.add_argument("--cassette-mode", default="replay", help="replay, record or auto")
     args = parser.parse_args(argv)
@@ -253,6 +268,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.limit is not None and args.limit < len(whole):
             dev = [whole[round(i * len(whole) / args.limit)] for i in range(args.limit)]
         plans = load_example_plans(args.data / TRAIN_PLANS)
+        if args.prompts_only:
+            for candidate in candidates:
+                print(f"{candidate.name} ({', '.join(f'{k}={v}' for k, v in candidate.config().items())}):")
+                print_prompt_checks(candidate, prompt_checks(candidate, dev, plans))
+            return 0
         spec = ModelSpec(args.model, threads=args.threads,
                          cassette=str(args.cassette) if args.cassette else None, cassette_mode=args.cassette_mode)
         llm = spec.open()
@@ -262,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[candidate.name] = evaluate(candidate, dev, llm, plans, runs=args.runs,
                                                temperature=args.temperature, seed=args.seed, out=out,
                                                model=args.model, whole=whole)
-            checks = prompt_checks(candidate, dev, llm, plans)
+            checks = prompt_checks(candidate, dev, plans)
             summaries.append(report(candidate, results[candidate.name], dev, checks, args.seed))
         diffs = [differences(candidates[0], c, results[candidates[0].name], results[c.name], args.seed)
                  for c in candidates[1:]]
