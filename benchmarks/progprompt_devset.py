@@ -33,11 +33,11 @@ from situated.envs.household import HouseholdEnv
 from situated.errors import SituatedError
 from situated.eval.bootstrap import bootstrap, bootstrap_differences
 from situated.eval.episode import Episode
+from situated.eval.episode_runner import run_episodes
 from situated.eval.executors import ModelSpec
-from situated.eval.household import household_config, household_episode
-from situated.eval.runner import run_episodes
 from situated.eval.store import ResultsStore, fingerprint
 from situated.eval.summary import summarize
+from situated.eval.systems.household_episodes import household_config, household_episode
 from situated.llm.base import LLM, Completion
 from situated.planners.base import Planner
 from situated.planners.factory import household_planner_factory

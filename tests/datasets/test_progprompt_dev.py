@@ -19,7 +19,7 @@ from situated.datasets.progprompt_dev import (
 )
 from situated.envs.household import HouseholdEnv
 from situated.errors import DataError
-from situated.eval.household_metrics import goal_conditions
+from situated.eval.systems.household_metrics import goal_conditions
 from situated.interpreter import interpret
 from situated.planners.progprompt_prompt import ProgPromptPrompt, function_name, same_task
 from situated.planners.retrieval import make_retriever
