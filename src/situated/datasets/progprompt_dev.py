@@ -184,8 +184,9 @@ class _ScriptEnv(HouseholdEnv):
         super().__init__(graph, seed=0)
         self.script: list[str] = []
 
-    def step_ids(self, action: str, ids: tuple[int, ...]) -> StepResult:
-        result = super().step_ids(action, ids)
+    def _step_ids(self, action: str, ids: tuple[int, ...]) -> StepResult:
+        # every step, checked and grounded by HouseholdEnv.step, ends here with its node ids
+        result = super()._step_ids(action, ids)
         if result.ok:
             args = "".join(f" <{self.graph.class_name(i)}> ({i})" for i in ids)
             self.script.append(f"<char0> [{action}]{args}")
