@@ -428,3 +428,6 @@ def draw_report(rows: list[Any], out: Path) -> Path:
     finally:
         plt.close(fig)
     return out
+
+
+from . import eval_sandbox as _eval_sandbox  # noqa: E402,F401  (registers `situated eval sandbox`)
