@@ -358,7 +358,7 @@ def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
     holders = [o.name for o in objects if o.kind == "container" or o.name in held_in]
     items = [o.name for o in objects if o.kind == "item" and o.name not in held_in]
     if not holders or len(items) < 2:
-        return _unknown_examples(items)
+        return _unknown_examples(items, "")
     box, other_box = holders[0], holders[-1]
     a, b = items[0], items[1]
     c = items[2] if len(items) > 2 else items[0]
@@ -391,16 +391,16 @@ def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
     if behaviour is not None:
         out.append(ex(f"{_words(behaviour.name)} the {_words(b)}", state(), [],
                       {"function": behaviour.name, "args": {behaviour.params[0].name: b.upper()}}))
-    return out + _unknown_examples(items)
+    return out + _unknown_examples(items, state())
 
 
-def _unknown_examples(items: Sequence[str]) -> list[Exchange]:
-    out = [Exchange("wave at me", {"unknown_behaviour": "wave", "objects": []})]
+def _unknown_examples(items: Sequence[str], context: str) -> list[Exchange]:
+    out = [Exchange("wave at me", {"unknown_behaviour": "wave", "objects": []}, context)]
     if items:
         out.append(Exchange(f"polish the {_words(items[-1])}",
-                            {"unknown_behaviour": "polish", "objects": [items[-1].upper()]}))
+                            {"unknown_behaviour": "polish", "objects": [items[-1].upper()]}, context))
     stranger = next(n for n in ("stapler", "teapot", "scissors") if n not in items)
-    out.append(Exchange(f"go to the {stranger}", {"unknown_object": stranger}))
+    out.append(Exchange(f"go to the {stranger}", {"unknown_object": stranger}, context))
     return out
 
 
@@ -647,11 +647,12 @@ class ToolCallPlanner:
 
     def plan(self, utterance: str, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory, *,
              containers: Iterable[str] = (), state: TableState | None = None,
-             feedback: tuple[dict[str, Any], str] | None = None) -> PlannerReply:
+             feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False) -> PlannerReply:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
         the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy
-        of the table; the model answers again after it (a bounded rewrite).
+        of the table; the model answers again after it (a bounded rewrite). `lesson`: the person is showing a
+        lesson's steps, which are made of what the robot knows, so the unknown-behaviour answer is left out.
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with
         the schema narrowed: `{"unknown_object": "duck"}` with a DUCK member leaves out the unknown-object
@@ -660,7 +661,7 @@ class ToolCallPlanner:
             memory.base = (space, tuple(objects))
         context, announces = turn_context(state, space, objects, memory)
         messages = self.messages(utterance, space, objects, memory, containers, context)
-        allow = {"unknown_behaviour": True, "unknown_object": True}
+        allow = {"unknown_behaviour": not lesson, "unknown_object": True}
         if feedback is not None:
             messages += [{"role": "assistant", "content": dumps(feedback[0])},
                          {"role": "user", "content": f"On a copy of the table that plan fails: {feedback[1]}. "

@@ -5,8 +5,9 @@ a copy of the table with other objects before it is kept.
   stands for the first object of the same kind (item or container) the steps use that the request did not
   name: the person asked to pack the ball and showed it with the candy. Only steps that worked are recorded
   (`SandboxSession.confirm`), so a failed try and its retry leave the retry.
-- A parameter that was already in the gripper when the lesson began is picked up first, so the behaviour also
-  works on an object that is still on the table.
+- What the steps did implicitly is made explicit (`ground`): a named object already in the gripper when the
+  lesson began is picked up first, and a `grasp()` that took a named object becomes `pickup(it)`, so the
+  behaviour also works on an object that is still on the table.
 - The lesson's effect is what it changed for its parameters (the ball went from the table into the gift bag);
   the behaviour is re-run on the table as it was when the lesson began, with another object of the same kind for
   each parameter, and must have the same effect on it.
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from ..actions import ActionSpace
 from ..program import Call, Condition, Var, call_text, condition_text
 from .checking import try_plan
-from .table_copy import TableCopy
+from .table_copy import TABLE, TableCopy
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,26 @@ def kinds_of(table: TableCopy) -> dict[str, str]:
     return {**dict.fromkeys(table.items, "item"), **dict.fromkeys(table.containers, "container")}
 
 
-def generalize(named: Sequence[str], steps: Sequence[Call], kinds: Mapping[str, str],
-               held_at_start: str | None = None) -> Generalized:
+def ground(steps: Sequence[Call], start: TableCopy, named: Sequence[str]) -> list[Call]:
+    """The steps with the objects they act on implicitly made explicit: a named object in the gripper when the
+    lesson began is picked up first, and a `grasp()` that took a named object (the arm was above it) becomes
+    `pickup(that object)`."""
+    table = start.copy()
+    out = [Call("pickup", (table.held,))] if table.held in named else []
+    for call in steps:
+        table.step(call)
+        if call.action == "grasp" and table.held in named:
+            out.append(Call("pickup", (table.held,)))
+        else:
+            out.append(call)
+    return out
+
+
+def generalize(named: Sequence[str], steps: Sequence[Call], start: TableCopy) -> Generalized:
     """The parameters and steps of a lesson (see the module docstring)."""
+    kinds = kinds_of(start)
     named = [o for o in dict.fromkeys(named) if kinds.get(o) in ("item", "container")]
+    steps = ground(steps, start, named)
     used = list(dict.fromkeys(str(a) for c in steps for a in c.args))
     stand_in: dict[str, str] = {}
     for obj in named:
@@ -49,10 +66,7 @@ def generalize(named: Sequence[str], steps: Sequence[Call], kinds: Mapping[str, 
             stand_in[other] = obj
     out = [Call(c.action, tuple(stand_in.get(str(a), a) for a in c.args)) for c in steps]
     now_used = {str(a) for c in out for a in c.args}
-    objects = tuple(o for o in named if o in now_used)
-    if held_at_start in objects and (not out or out[0] != Call("pickup", (held_at_start,))):
-        out.insert(0, Call("pickup", (held_at_start,)))
-    return Generalized(objects, tuple(out))
+    return Generalized(tuple(o for o in named if o in now_used), tuple(out))
 
 
 def effect(start: TableCopy, end: TableCopy, objects: Sequence[str]) -> tuple[Condition, ...]:
@@ -77,6 +91,9 @@ def rerun(name: str, objects: Sequence[str], body: Sequence[Call], space: Action
     it has the lesson's effect on them, else what went wrong, in words."""
     if not objects:
         return ""
+    if start.held in objects:  # the lesson's own object, already in the hand: another one starts on the table
+        start = start.copy()
+        start.where[start.held], start.held = TABLE, None
     kinds = kinds_of(start)
     fixed = {str(a) for c in body for a in c.args if not isinstance(a, Var)}
     mapping: dict[str, str] = {}

@@ -51,7 +51,7 @@ from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condi
 from ..trace import StepEvent, StopEvent
 from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, definition_text, expand
 from .checking import search, try_plan, unmet_text
-from .lessons import effect, generalize, kinds_of, rerun
+from .lessons import effect, generalize, rerun
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
 from .motions import DemoSkill, learn_from_demo
@@ -176,7 +176,8 @@ class SandboxSession:
         table = self.table()
         state = self.state(table)
         reply = self.planner.plan(request, self.space, self.objects, self.memory,
-                                  containers=containers_of(self.env), state=state)
+                                  containers=containers_of(self.env), state=state,
+                                  lesson=self.teaching is not None)
         self._used(reply.usage, "plan")
         self.last = ""
         answer = reply.answer
@@ -374,7 +375,7 @@ class SandboxSession:
             return Reply("notice", f"You showed me no steps, so I have not learned {teaching.name}.")
         end = self.table()
         start = teaching.start if isinstance(teaching.start, TableCopy) else end
-        lesson = generalize(teaching.objects, teaching.steps, kinds_of(start), start.held)
+        lesson = generalize(teaching.objects, teaching.steps, start)
         shown = Teaching(teaching.name, teaching.utterance, lesson.objects, list(lesson.steps))
         generalized = shown.generalized()
         signature, usage = self.planner.teach(teaching.name, teaching.utterance, shown.steps, generalized,

@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..envs.base import StepResult
+from ..envs.tabletop.catalogue import CATALOGUE
 from ..envs.tabletop.scene import reach_problem
 from ..program import Call, Condition, Var
 from .motions import DemoSkill
@@ -16,8 +17,8 @@ if TYPE_CHECKING:
 
 
 TABLE = "table"
-CLEARANCE = 0.11
-"""A free spot on the table is at least this far (m) from every object's centre."""
+CLEARANCE = 0.03
+"""Room (m) kept between the footprint of an item put down on the table and every other object's."""
 SAFE_REACH = 0.62
 """Farthest spot from the arm's base (m) it puts things down at, well inside its reach."""
 AREA = ((0.35, 0.70), (-0.35, 0.35))
@@ -25,9 +26,12 @@ AREA = ((0.35, 0.70), (-0.35, 0.35))
 
 
 def free_spot(snapshot: dict) -> tuple[float, float, float] | None:
-    """The free spot (see `CLEARANCE`, `AREA`) nearest the gripper, on a 2 cm grid."""
+    """The free spot nearest the gripper, on a 2 cm grid within `AREA`, where the held item (if any) keeps
+    `CLEARANCE` from every other object's footprint."""
     held = snapshot.get("held")
-    centres = [o["position"] for n, o in snapshot["objects"].items() if n != held]
+    own = _radius(held) if held else 0.03
+    centres = [(*o["position"][:2], _radius(n) + own + CLEARANCE) for n, o in snapshot["objects"].items()
+               if n != held]
     gx, gy, _ = snapshot["gripper"]["position"]
     best: tuple[float, tuple[float, float, float]] | None = None
     (x0, x1), (y0, y1) = AREA
@@ -36,11 +40,16 @@ def free_spot(snapshot: dict) -> tuple[float, float, float] | None:
             x, y = x0 + 0.02 * i, y0 + 0.02 * j
             if reach_problem(x, y) or math.hypot(x, y) > SAFE_REACH:
                 continue
-            if all(math.hypot(x - c[0], y - c[1]) >= CLEARANCE for c in centres):
+            if all(math.hypot(x - cx, y - cy) >= gap for cx, cy, gap in centres):
                 distance = math.hypot(x - gx, y - gy)
                 if best is None or distance < best[0]:
                     best = (distance, (x, y, 0.0))
     return best[1] if best else None
+
+
+def _radius(name: str) -> float:
+    spec = CATALOGUE.get(name)
+    return spec.radius if spec is not None else 0.05
 
 
 class SandboxWorld:
