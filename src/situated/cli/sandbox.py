@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import DataError, SituatedError
+from ..sandbox.console import Dialogue, library_lines
 from . import app
 from .models import BaseUrlOpt, ThreadsOpt, open_model
 
@@ -34,20 +35,6 @@ app.add_typer(sandbox_app, name="sandbox")
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 LibraryOpt = Annotated[Path, typer.Option("--library", help="The skill library file (created if absent).")]
-
-HELP = """\
-Say what the robot should do, e.g. "pick up the ball". Commands:
-  point NAME U V            name the object at pixel (U, V) of the camera image (see: image PATH)
-  point NAME X Y Z          name the object nearest a point (metres)
-  demo NAME [OBJECT] x y z ; x y z ; ...   demonstrate a motion; it becomes skill NAME(target)
-  teach NAME                teach a behaviour by showing its steps (end with "that's it")
-  undo NAME                 forget the newest version of something taught
-  image PATH                save the camera image (PNG)
-  library | api | metrics   what the library holds / the robot's API / this session's measures
-  reset                     set the table up again (lessons are kept)
-  listen FILE.wav           (with --speech) transcribe a recording; you confirm it before it is used
-  quit                      end the session
-When a plan is shown: y runs it, n cancels it, anything else corrects it (or: teach NAME)."""
 
 
 # -------------------------------------------------------------------------------------------------------------
@@ -65,6 +52,8 @@ def reply_lines(reply: Any) -> list[str]:
         if reply.plan.depth:
             lines.append("which runs:")
             lines += ["  " + line for line in reply.plan.expanded.splitlines()]
+        if reply.plan.goal:
+            lines.append("so that: " + ", ".join(reply.plan.to_dict()["goal"]))
     if reply.execution is not None:
         for call in reply.execution.calls:
             if not call.ran:
@@ -96,28 +85,16 @@ def _print(line: str) -> None:
 # Console
 
 
-def _parse_command(text: str, source: str = "console") -> Any:
-    """A console command that is also a script statement (point, demo, undo, reset), or None."""
-    from ..sandbox.script import parse_line
-
-    first = text.split(maxsplit=1)[0] if text.split() else ""
-    if first not in ("point", "demo", "undo", "reset"):
-        return None
-    return parse_line(text, 1, source)
-
-
 def run_console(session: Any, read: Callable[[str], str] = input, out: Callable[[str], None] = _print,
                 recognizer: Any = None) -> None:
     """The terminal loop: utterances and commands in, replies out, until `quit` or end of input. With a speech
     `recognizer`, `listen FILE.wav` transcribes a recording and, once the user confirms it, uses it as typed."""
 
-    out(f"robot: Hello. {session.env.describe()}")
-    for note in session.notes:
-        out(f"note: {note}")
-    out('Type what you would say, or "help".')
+    dialogue = Dialogue(session)
+    _say(dialogue.greeting(), out)
     while True:
         try:
-            text = read("you> " if session.mode != "confirm" else "confirm [y/n/correction/teach NAME]> ").strip()
+            text = read(dialogue.prompt()).strip()
         except EOFError:
             out("")
             return
@@ -128,56 +105,14 @@ def run_console(session: Any, read: Callable[[str], str] = input, out: Callable[
                 text = listen_lines(session, recognizer, text.split()[1], read, out)
                 if not text:
                     continue
-            if console_turn(session, text, out):
+            turn = dialogue.respond(text)
+            _say(turn.lines, out)
+            for reply in turn.replies:
+                _say(reply_lines(reply), out)
+            if turn.quit:
                 return
         except SituatedError as err:
             out(f"error: {' '.join(str(err).split())}")
-
-
-def console_turn(session: Any, text: str, out: Callable[[str], None]) -> bool:
-    """One line typed at the console; True when it ends the session."""
-    words = text.split()
-    head = words[0].lower()
-    if session.mode == "confirm" and _confirm_turn(session, text, out):
-        return False
-    if head in ("quit", "exit"):
-        return True
-    if head == "help":
-        _say(HELP.splitlines(), out)
-    elif head == "library":
-        _say(library_lines(session.library), out)
-    elif head == "api":
-        _say([session.definition(a.name).rstrip() for a in session.space.actions], out)
-        _say([f"object {o.name.upper()}: {o.doc}" for o in session.objects], out)
-    elif head == "metrics":
-        _say([f"{k}: {v}" for k, v in session.metrics().to_dict().items()], out)
-    elif head == "image" and len(words) == 2:
-        out(f"saved {session.env.save_image(words[1])}")
-    elif head == "teach" and len(words) == 2:
-        _say(reply_lines(session.teach(words[1])), out)
-    else:
-        statement = _parse_command(text)
-        reply = session.say(text) if statement is None else run_statement_without_confirm(session, statement)
-        _say(reply_lines(reply), out)
-    return False
-
-
-def _confirm_turn(session: Any, text: str, out: Callable[[str], None]) -> bool:
-    """A line typed while a plan awaits confirmation: yes, no, teach NAME or a correction (True), or a command
-    that does not concern the plan (False)."""
-    words = text.split()
-    head = words[0].lower()
-    if text.lower() in ("y", "yes", "ok", "go", "go ahead"):
-        _say(reply_lines(session.confirm()), out)
-    elif text.lower() in ("n", "no", "cancel", "stop"):
-        _say(reply_lines(session.cancel()), out)
-    elif head == "teach" and len(words) == 2:
-        _say(reply_lines(session.teach(words[1])), out)
-    elif head not in ("quit", "exit", "help", "library", "api", "metrics", "image"):
-        _say(reply_lines(session.correct(text)), out)
-    else:
-        return False
-    return True
 
 
 def listen_lines(session: Any, recognizer: Any, path: str, read: Callable[[str], str],
@@ -207,37 +142,6 @@ def listen_lines(session: Any, recognizer: Any, path: str, read: Callable[[str],
     if answer.lower() in ("y", "yes"):
         return heard.text
     return "" if answer.lower() in ("", "n", "no") else answer
-
-
-def run_statement_without_confirm(session: Any, statement: Any) -> Any:
-    """A console command: like a script statement, but a resulting plan waits for the user's confirmation."""
-    if statement.kind == "point":
-        return session.point(statement.name, statement.where)
-    if statement.kind == "demo":
-        return session.demo(statement.name, statement.waypoints, statement.reference)
-    if statement.kind == "undo":
-        return session.undo(statement.name)
-    return session.reset()
-
-
-def library_lines(library: Any) -> list[str]:
-    """What a library holds, one item a line."""
-    lines = []
-    for record in library.behaviours():
-        from ..sandbox.behaviours import definition_text
-
-        lines.append(f"behaviour {record.name} (v{record.version}, depth {record.depth}): {record.doc}")
-        lines += ["  " + line for line in definition_text(record.name, record.params, record.body).splitlines()]
-    for record in library.objects():
-        where = "" if record.position is None else " at ({:.2f}, {:.2f}, {:.2f})".format(*record.position)
-        lines.append(f"object {record.name} (v{record.version}){where}: {record.description}")
-    for record in library.skills():
-        lines.append(f"skill {record.name}({', '.join(record.params)}) (v{record.version}): {record.doc}")
-    return lines or ["the library is empty"]
-
-
-# -------------------------------------------------------------------------------------------------------------
-# Commands
 
 
 def _step_lines(step: Any) -> list[str]:
