@@ -203,3 +203,16 @@ def test_the_copy_fails_like_the_arm_and_search_finds_composed_steps(fresh: Tabl
     found = search(goal, SANDBOX_SPACE, table)
     assert found is not None and try_plan(found, SANDBOX_SPACE, table, goal).achieves
     assert len(found) == 6 and table.where["candy"] == "table"  # the copy searched on is left as it was
+
+
+def test_the_memory_drops_its_oldest_half_at_once_so_the_prompt_prefix_rarely_changes() -> None:
+    from situated.planners.toolcall import MEMORY_LIMIT, Exchange, Memory
+
+    memory = Memory()
+    for k in range(MEMORY_LIMIT):
+        memory.append(Exchange(f"say {k}", {}))
+    assert len(memory) == MEMORY_LIMIT
+    memory.append(Exchange("one more", {}))
+    assert len(memory) == MEMORY_LIMIT // 2 and memory.exchanges[-1].utterance == "one more"
+    memory.append(Exchange("and another", {}))
+    assert memory.exchanges[0].utterance == f"say {MEMORY_LIMIT - MEMORY_LIMIT // 2 + 1}"  # nothing else dropped

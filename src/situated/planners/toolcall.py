@@ -44,8 +44,9 @@ MAX_OBJECTS = 4
 MAX_DOC = 160
 MAX_GOAL = 4
 """Most item–place pairs in a goal."""
-MEMORY_LIMIT = 40
-"""Exchanges kept in the running memory (the oldest are dropped first; the paper kept every one)."""
+MEMORY_LIMIT = 30
+"""Most exchanges in the running memory (the paper kept every one). Past it the oldest half is dropped at once,
+so the prompt's prefix changes once every `MEMORY_LIMIT // 2` turns rather than at every turn."""
 _WORD = re.compile(WORD_PATTERN[1:-1])
 _RESERVED_PARAMS = frozenset({"to", "on", "hands", "def", "assert", "pass", "not", "is", "in"})
 
@@ -158,7 +159,8 @@ class Memory:
 
     def append(self, exchange: Exchange) -> None:
         self.exchanges.append(exchange)
-        del self.exchanges[:-self.limit]
+        if len(self.exchanges) > self.limit:
+            del self.exchanges[:len(self.exchanges) - self.limit // 2]
 
     def replace(self, utterance: str, answer: dict[str, Any]) -> bool:
         """Give the newest exchange of `utterance` another answer (e.g. the call of a behaviour taught since)."""

@@ -101,7 +101,7 @@ def rerun(name: str, objects: Sequence[str], body: Sequence[Call], space: Action
         choices = sorted(o for o, k in kinds.items() if k == kinds.get(obj) and o not in fixed
                          and o not in objects and o not in mapping.values() and o != start.held)
         goal = substitute([c for c in changed if obj in map(str, c.args)], {obj: "?"})
-        fresh = [o for o in choices if not any(start.holds(substitute(goal, {"?": o})[0]) for _ in goal[:1])]
+        fresh = [o for o in choices if not goal or not start.holds(substitute(goal, {"?": o})[0])]
         if not fresh:
             return ""  # nothing else of that kind to try it on
         mapping[obj] = fresh[0]
