@@ -216,3 +216,18 @@ def test_the_memory_drops_its_oldest_half_at_once_so_the_prompt_prefix_rarely_ch
     assert len(memory) == MEMORY_LIMIT // 2 and memory.exchanges[-1].utterance == "one more"
     memory.append(Exchange("and another", {}))
     assert memory.exchanges[0].utterance == f"say {MEMORY_LIMIT - MEMORY_LIMIT // 2 + 1}"  # nothing else dropped
+
+
+def test_an_unknown_answer_that_copies_a_slip_of_a_known_name_is_asked_again(fresh: TabletopEnv,
+                                                                               tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_object": "trey"}, answer([("duck", "tray")], ("pickup", {"obj": "duck"}),
+                                                         ("goto", {"obj": "tray"}), ("release", {})),
+                       {"unknown_behaviour": "pick", "objects": ["CUBE"]}, answer([], ("pickup", {"obj": "cube"})),
+                       {"unknown_object": "stapler"}, answer([], ("go_home", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("put the duck in the trey").plan.text == "pickup('duck')\ngoto('tray')\nrelease()\n"
+        assert "unknown_object" not in str(llm.calls[1]["schema"])
+        assert s.say("pick up the cube").plan.text == "pickup('cube')\n"
+        assert s.say("go to the stapler").kind == "unknown_object"  # a thing the robot really does not know
+        s.say("go home")  # the stapler was never pointed at: that answer leaves the memory
+        assert all(e.utterance != "go to the stapler" for e in s.memory.exchanges)

@@ -406,6 +406,28 @@ def _unknown_examples(items: Sequence[str], context: str) -> list[Exchange]:
     return out
 
 
+def names_known(name: str, known: Iterable[str], *, parts: bool = True) -> bool:
+    """Whether a name in an unknown answer (the model's output, not the utterance) stands for a known name: the
+    same, one edit away (for names of four letters or more), a name's start of four letters or more
+    (`pick`: `pickup`), or — with `parts` — one of a name's words (`gift`: `gift_bag`)."""
+    for other in known:
+        if name == other or (len(name) >= 4 and (other.startswith(name) or _one_edit(name, other))):
+            return True
+        if parts and name in other.split("_"):
+            return True
+    return False
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` becomes `b` by one substitution, insertion or deletion."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    return a[i + (len(a) == len(b)):] == b[i + 1:]
+
+
 def dumps(answer: dict[str, Any]) -> str:
     """An answer as the assistant's message text (the same form in examples and memory)."""
     return json.dumps(answer, ensure_ascii=False)
@@ -658,7 +680,9 @@ class ToolCallPlanner:
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with
         the schema narrowed: `{"unknown_object": "duck"}` with a DUCK member leaves out the unknown-object
-        form; `{"unknown_behaviour": "pack"}` with a `pack` function leaves only calls."""
+        form; `{"unknown_behaviour": "pack"}` with a `pack` function leaves only calls. "Names" is read
+        loosely (`names_known`): the model copies the person's speech-to-text slips into its unknown answers
+        ("trey", "gift" for the GIFT_BAG, "pick" for `pickup`)."""
         if memory.base is None:
             memory.base = (space, tuple(objects))
         context, announces = turn_context(state, space, objects, memory)
@@ -672,9 +696,9 @@ class ToolCallPlanner:
         value, usage = self._ask(messages, answer_schema(space, objects, **allow))
         answer = read_answer(value, space, objects)
         for _ in range(len(allow)):
-            if isinstance(answer, UnknownObject) and answer.name in {o.name for o in objects}:
+            if isinstance(answer, UnknownObject) and names_known(answer.name, [o.name for o in objects]):
                 allow["unknown_object"] = False
-            elif isinstance(answer, UnknownBehaviour) and answer.name in space:
+            elif isinstance(answer, UnknownBehaviour) and names_known(answer.name, space.names, parts=False):
                 allow = dict.fromkeys(allow, False)  # it names a function: the utterance is a call of it
             else:
                 break

@@ -146,8 +146,9 @@ class SandboxSession:
             return Reply("error", f"That is too long for me (at most {MAX_UTTERANCE} characters).")
         if self.pending is not None:
             self.cancel()
-        if self.pending_object is not None:
+        if self.pending_object is not None:  # never pointed at: the model is not to learn that answer
             self._log("note", {"text": f"the {self.pending_object.name} was never pointed at"})
+            self.memory.drop_last(self.pending_object.utterance)
             self.pending_object = None
         self._log("utterance", {"text": text})
         if self.teaching is not None:
