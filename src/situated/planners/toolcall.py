@@ -696,7 +696,8 @@ class ToolCallPlanner:
         value, usage = self._ask(messages, answer_schema(space, objects, **allow))
         answer = read_answer(value, space, objects)
         for _ in range(len(allow)):
-            if isinstance(answer, UnknownObject) and names_known(answer.name, [o.name for o in objects]):
+            if isinstance(answer, UnknownObject) and (names_known(answer.name, [o.name for o in objects])
+                                                      or answer.name in space):
                 allow["unknown_object"] = False
             elif isinstance(answer, UnknownBehaviour) and names_known(answer.name, space.names, parts=False):
                 allow = dict.fromkeys(allow, False)  # it names a function: the utterance is a call of it
