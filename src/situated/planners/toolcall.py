@@ -408,10 +408,10 @@ def _unknown_examples(items: Sequence[str], context: str) -> list[Exchange]:
 
 def names_known(name: str, known: Iterable[str], *, parts: bool = True) -> bool:
     """Whether a name in an unknown answer (the model's output, not the utterance) stands for a known name: the
-    same, one edit away (for names of four letters or more), a name's start of four letters or more
+    same, one edit away (for names of three letters or more), a name's start of four letters or more
     (`pick`: `pickup`), or — with `parts` — one of a name's words (`gift`: `gift_bag`)."""
     for other in known:
-        if name == other or (len(name) >= 4 and (other.startswith(name) or _one_edit(name, other))):
+        if name == other or (len(name) >= 4 and other.startswith(name)) or (len(name) >= 3 and _one_edit(name, other)):
             return True
         if parts and name in other.split("_"):
             return True
