@@ -64,13 +64,17 @@ def test_the_schema_enumerates_exactly_the_api_and_grows_when_taught() -> None:
     assert schema_functions(grown) == [*SANDBOX_SPACE.names, "pack"]
     assert schema_members(grown) == {"BALL", "CANDY", "GIFT_BAG", "DUCK", "MARKER"}
     kinds = [sorted(f["properties"]) for f in grown["anyOf"]]
-    assert kinds == [["calls"], ["objects", "unknown_behaviour"], ["unknown_object"]]
+    assert kinds == [["calls", "goal"], ["objects", "unknown_behaviour"], ["unknown_object"]]
+    goal = grown["anyOf"][0]["properties"]["goal"]["items"]["properties"]
+    assert goal["item"]["enum"] == ["BALL", "CANDY", "GIFT_BAG", "DUCK", "MARKER"] and "GRIPPER" in goal["in"]["enum"]
 
 
 def test_the_schema_accepts_valid_calls_and_rejects_made_up_ones() -> None:
     schema = answer_schema(SANDBOX_SPACE.with_action(PACK), OBJECTS)
-    good = {"calls": [{"function": "pack", "args": {"obj": "BALL"}}, {"function": "go_home", "args": {}}]}
+    good = {"goal": [{"item": "BALL", "in": "GRIPPER"}],
+            "calls": [{"function": "pack", "args": {"obj": "BALL"}}, {"function": "go_home", "args": {}}]}
     assert schema_problems(good, schema) == []
+    assert schema_problems({**good, "goal": [{"item": "STAPLER", "in": "GRIPPER"}]}, schema)
     for bad in ({"calls": [{"function": "exec", "args": {}}]},
                 {"calls": [{"function": "pickup", "args": {"obj": "MARKER"}}]},
                 {"calls": [{"function": "grasp", "args": {"obj": "BALL"}}]},
@@ -124,10 +128,11 @@ def test_each_utterance_sees_the_examples_and_the_running_memory() -> None:
     reply = planner.plan("grab the bal", SANDBOX_SPACE, OBJECTS, memory, containers=["gift_bag"])
     assert reply.answer == PlannedCalls((Call("pickup", ("ball",)),))
     messages = llm.calls[0]["messages"]
-    assert messages[0]["role"] == "system" and messages[-1] == {"role": "user", "content": "grab the bal"}
+    assert messages[0]["role"] == "system" and messages[-1] == {"role": "user", "content": "grab the bal"}  # no state
     assert messages[-3:-1] == [{"role": "user", "content": "go to the bag"},
                                {"role": "assistant", "content": json.dumps(memory.exchanges[0].answer)}]
-    assert {"role": "user", "content": "move over to the gift bag"} in messages  # an example naming this scene
+    shown = "\n".join(m["content"] for m in messages if m["role"] == "user")
+    assert "Request: grab the candy\n" in shown or "Request: grab the duck\n" in shown  # examples name this scene
     assert llm.calls[0]["temperature"] == 0.0
     assert reply.usage.calls == 1 and reply.usage.prompt_tokens > 100
     assert len(memory) == 1  # the caller appends, once it knows what became of the plan
@@ -137,14 +142,14 @@ def test_an_unknown_answer_naming_something_known_is_asked_again_without_that_fo
     llm = ScriptedLLM([{"unknown_object": "duck"}, {"unknown_behaviour": "gift", "objects": ["DUCK"]}])
     reply = ToolCallPlanner(llm).plan("make a gift with the duck", SANDBOX_SPACE, OBJECTS, Memory())
     assert reply.answer == UnknownBehaviour("gift", ("duck",))
-    assert [sorted(f["properties"]) for f in llm.calls[1]["schema"]["anyOf"]] == [["calls"],
+    assert [sorted(f["properties"]) for f in llm.calls[1]["schema"]["anyOf"]] == [["calls", "goal"],
                                                                                 ["objects", "unknown_behaviour"]]
     assert reply.usage.calls == 2
     llm = ScriptedLLM([{"unknown_behaviour": "pack", "objects": ["DUCK"]},
                       {"calls": [{"function": "pack", "args": {"obj": "DUCK"}}]}])
     reply = ToolCallPlanner(llm).plan("pack the duck", SANDBOX_SPACE.with_action(PACK), OBJECTS, Memory())
     assert reply.answer == PlannedCalls((Call("pack", ("duck",)),))
-    assert [sorted(f["properties"]) for f in llm.calls[1]["schema"]["anyOf"]] == [["calls"]]
+    assert [sorted(f["properties"]) for f in llm.calls[1]["schema"]["anyOf"]] == [["calls", "goal"]]
     llm = ScriptedLLM([{"unknown_object": "duck"}, {"unknown_behaviour": "pack", "objects": ["DUCK"]},
                       {"calls": [{"function": "pack", "args": {"obj": "DUCK"}}]}])
     reply = ToolCallPlanner(llm).plan("pack the duck", SANDBOX_SPACE.with_action(PACK), OBJECTS, Memory())

@@ -59,7 +59,7 @@ def test_cancel_and_correct_are_supervision_and_leave_the_memory_clean(fresh: Ta
         s.say("pick up the duk")
         corrected = s.correct("no, the duck")
         assert corrected.plan.text == "pickup('duck')\n"
-        assert llm.calls[1]["messages"][-1]["content"] == "pick up the duk. Correction: no, the duck"
+        assert llm.calls[1]["messages"][-1]["content"].endswith("\nRequest: pick up the duk. Correction: no, the duck")
         assert [e.utterance for e in s.memory.exchanges] == ["pick up the duk. Correction: no, the duck"]
         assert s.cancel().kind == "cancelled" and len(s.memory) == 0
         assert fresh.holds(parse_condition("'duck' on 'table'"))
@@ -72,9 +72,12 @@ def test_cancel_and_correct_are_supervision_and_leave_the_memory_clean(fresh: Ta
 
 
 def test_a_failed_skill_stops_the_plan_and_is_counted(fresh: TabletopEnv, tmp_path) -> None:
-    llm = ScriptedLLM([calls(("grasp", {}), ("pickup", {"obj": "ball"}))])
+    failing = calls(("grasp", {}), ("pickup", {"obj": "ball"}))
+    llm = ScriptedLLM([failing, failing])  # asked again with the reason, the model insists
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
-        s.say("grab")
+        shown = s.say("grab")
+        assert shown.plan.note.startswith("Careful: on a copy of the table, grasp: the gripper closed on nothing")
+        assert "the gripper closed on nothing" in llm.calls[1]["messages"][-1]["content"]
         done = s.confirm()
         assert not done.execution.ok and "closed on nothing" in done.say
         first, second = done.execution.calls
@@ -96,7 +99,8 @@ def test_an_unknown_object_is_taught_by_pointing_and_the_utterance_planned_again
         replanned = s.point("racer", (u, v))
         assert replanned.kind == "plan" and replanned.taught.name == "racer"
         assert replanned.plan.text == "pickup('racer')\n"
-        assert "RACER" in str(llm.calls[1]["schema"]) and "RACER = auto()" in llm.calls[1]["messages"][0]["content"]
+        assert "RACER" in str(llm.calls[1]["schema"])
+        assert "New object: RACER = auto()" in llm.calls[1]["messages"][-1]["content"]  # the prompt only grows
         assert s.confirm().execution.ok and s.check("'toy_car' in 'hands'")
         record = lib.get("racer")
         assert record.source == "pointed" and record.description.startswith("Pointed at")

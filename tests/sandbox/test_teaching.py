@@ -76,7 +76,8 @@ def test_teaching_generalizes_the_named_object_into_a_parameter(fresh: TabletopE
         json.dumps(s.status())
         # the teach step saw the steps with objects as members; the trigger's memory now holds the taught call
         assert "pickup(X)\ngoto(GIFT_BAG)" in llm.calls[4]["messages"][-1]["content"]
-        assert s.memory.exchanges[0].answer == calls(("pack", {"item": "ball"}))
+        assert s.memory.exchanges[0].answer == {"goal": [{"item": "BALL", "in": "GIFT_BAG"}],
+                                                **calls(("pack", {"item": "ball"}))}
         # the very next utterance can use it, on another object; the schema offered it
         plan = s.say("pack the duck")
         assert plan.plan.text == "pack('duck')\n"

@@ -22,6 +22,7 @@ from typing import Annotated, Any
 import typer
 
 from ..errors import DataError, SituatedError
+from ..sandbox.console import Dialogue
 from . import app
 from .models import BaseUrlOpt, ThreadsOpt, open_model
 
@@ -34,20 +35,6 @@ app.add_typer(sandbox_app, name="sandbox")
 
 DEFAULT_MODEL = "llamacpp:qwen2.5-coder-1.5b"
 LibraryOpt = Annotated[Path, typer.Option("--library", help="The skill library file (created if absent).")]
-
-HELP = """\
-Say what the robot should do, e.g. "pick up the ball". Commands:
-  point NAME U V            name the object at pixel (U, V) of the camera image (see: image PATH)
-  point NAME X Y Z          name the object nearest a point (metres)
-  demo NAME [OBJECT] x y z ; x y z ; ...   demonstrate a motion; it becomes skill NAME(target)
-  teach NAME                teach a behaviour by showing its steps (end with "that's it")
-  undo NAME                 forget the newest version of something taught
-  image PATH                save the camera image (PNG)
-  library | api | metrics   what the library holds / the robot's API / this session's measures
-  reset                     set the table up again (lessons are kept)
-  listen FILE.wav           (with --speech) transcribe a recording; you confirm it before it is used
-  quit                      end the session
-When a plan is shown: y runs it, n cancels it, anything else corrects it (or: teach NAME)."""
 
 
 # -------------------------------------------------------------------------------------------------------------
@@ -65,6 +52,8 @@ def reply_lines(reply: Any) -> list[str]:
         if reply.plan.depth:
             lines.append("which runs:")
             lines += ["  " + line for line in reply.plan.expanded.splitlines()]
+        if reply.plan.goal:
+            lines.append("so that: " + ", ".join(reply.plan.to_dict()["goal"]))
     if reply.execution is not None:
         for call in reply.execution.calls:
             if not call.ran:
@@ -96,77 +85,32 @@ def _print(line: str) -> None:
 # Console
 
 
-def _parse_command(text: str, source: str = "console") -> Any:
-    """A console command that is also a script statement (point, demo, undo, reset), or None."""
-    from ..sandbox.script import parse_line
-
-    first = text.split(maxsplit=1)[0] if text.split() else ""
-    if first not in ("point", "demo", "undo", "reset"):
-        return None
-    return parse_line(text, 1, source)
-
-
 def run_console(session: Any, read: Callable[[str], str] = input, out: Callable[[str], None] = _print,
                 recognizer: Any = None) -> None:
     """The terminal loop: utterances and commands in, replies out, until `quit` or end of input. With a speech
     `recognizer`, `listen FILE.wav` transcribes a recording and, once the user confirms it, uses it as typed."""
 
-    out(f"robot: Hello. {session.env.describe()}")
-    for note in session.notes:
-        out(f"note: {note}")
-    out('Type what you would say, or "help".')
+    dialogue = Dialogue(session)
+    _say(dialogue.greeting(), out)
     while True:
         try:
-            text = read("you> " if session.mode != "confirm" else "confirm [y/n/correction/teach NAME]> ").strip()
+            text = read(dialogue.prompt()).strip()
         except EOFError:
             out("")
             return
         if not text:
             continue
-        words = text.split()
-        head = words[0].lower()
         try:
-            if head == "listen" and len(words) == 2 and words[1].lower().endswith(".wav"):
-                text = listen_lines(session, recognizer, words[1], read, out)
+            if text.split()[0].lower() == "listen" and len(text.split()) == 2 and text.lower().endswith(".wav"):
+                text = listen_lines(session, recognizer, text.split()[1], read, out)
                 if not text:
                     continue
-                words = text.split()
-                head = words[0].lower()
-            if session.mode == "confirm":
-                if text.lower() in ("y", "yes", "ok", "go", "go ahead"):
-                    _say(reply_lines(session.confirm()), out)
-                    continue
-                if text.lower() in ("n", "no", "cancel", "stop"):
-                    _say(reply_lines(session.cancel()), out)
-                    continue
-                if head == "teach" and len(words) == 2:
-                    _say(reply_lines(session.teach(words[1])), out)
-                    continue
-                if head not in ("quit", "exit", "help", "library", "api", "metrics", "image"):
-                    _say(reply_lines(session.correct(text)), out)
-                    continue
-            if head in ("quit", "exit"):
+            turn = dialogue.respond(text)
+            _say(turn.lines, out)
+            for reply in turn.replies:
+                _say(reply_lines(reply), out)
+            if turn.quit:
                 return
-            if head == "help":
-                _say(HELP.splitlines(), out)
-            elif head == "library":
-                _say(library_lines(session.library), out)
-            elif head == "api":
-                _say([session.definition(a.name).rstrip() for a in session.space.actions], out)
-                _say([f"object {o.name.upper()}: {o.doc}" for o in session.objects], out)
-            elif head == "metrics":
-                _say([f"{k}: {v}" for k, v in session.metrics().to_dict().items()], out)
-            elif head == "image" and len(words) == 2:
-                out(f"saved {session.env.save_image(words[1])}")
-            elif head == "teach" and len(words) == 2:
-                _say(reply_lines(session.teach(words[1])), out)
-            else:
-                statement = _parse_command(text)
-                if statement is not None:
-                    step = run_statement_without_confirm(session, statement)
-                    _say(reply_lines(step), out)
-                else:
-                    _say(reply_lines(session.say(text)), out)
         except SituatedError as err:
             out(f"error: {' '.join(str(err).split())}")
 
@@ -198,37 +142,6 @@ def listen_lines(session: Any, recognizer: Any, path: str, read: Callable[[str],
     if answer.lower() in ("y", "yes"):
         return heard.text
     return "" if answer.lower() in ("", "n", "no") else answer
-
-
-def run_statement_without_confirm(session: Any, statement: Any) -> Any:
-    """A console command: like a script statement, but a resulting plan waits for the user's confirmation."""
-    if statement.kind == "point":
-        return session.point(statement.name, statement.where)
-    if statement.kind == "demo":
-        return session.demo(statement.name, statement.waypoints, statement.reference)
-    if statement.kind == "undo":
-        return session.undo(statement.name)
-    return session.reset()
-
-
-def library_lines(library: Any) -> list[str]:
-    """What a library holds, one item a line."""
-    lines = []
-    for record in library.behaviours():
-        from ..sandbox.behaviours import definition_text
-
-        lines.append(f"behaviour {record.name} (v{record.version}, depth {record.depth}): {record.doc}")
-        lines += ["  " + line for line in definition_text(record.name, record.params, record.body).splitlines()]
-    for record in library.objects():
-        where = "" if record.position is None else " at ({:.2f}, {:.2f}, {:.2f})".format(*record.position)
-        lines.append(f"object {record.name} (v{record.version}){where}: {record.description}")
-    for record in library.skills():
-        lines.append(f"skill {record.name}({', '.join(record.params)}) (v{record.version}): {record.doc}")
-    return lines or ["the library is empty"]
-
-
-# -------------------------------------------------------------------------------------------------------------
-# Commands
 
 
 def _step_lines(step: Any) -> list[str]:
@@ -272,71 +185,95 @@ def sandbox_command(
     """Talk to the simulated arm (console or --web page), or run a scripted session (--script)."""
     if ctx.invoked_subcommand is not None:
         return
+    recognizer = _front_end(web, script, host, token, speech, asr)
+    models = {"model": model, "cassette": cassette, "cassette_mode": cassette_mode, "threads": threads,
+              "base_url": base_url}
     if web:
-        if script is not None:
-            raise DataError("--web serves a live session; it does not run --script")
+        _serve_web(scene, seed, library, models, host, port, token, recognizer)
+    else:
+        _run_local(scene, seed, library, models, script, as_json, recognizer)
+
+
+def _front_end(web: bool, script: str | None, host: str, token: str | None, speech: bool,
+               asr: str | None) -> Any:
+    """Refuse option combinations that cannot work; the speech recognizer, if asked for."""
+    if web and script is not None:
+        raise DataError("--web serves a live session; it does not run --script")
+    if web:
         from ..web.server import check_exposure
 
         check_exposure(host, token)
-    recognizer = None
-    if speech or asr:
-        from ..sandbox.speech import open_recognizer
+    if not (speech or asr):
+        return None
+    from ..sandbox.speech import open_recognizer
 
-        recognizer = open_recognizer(asr or "pocketsphinx")
-    if web:
-        from ..web.server import serve
+    return open_recognizer(asr or "pocketsphinx")
 
-        def open_session(stack: Any) -> Any:
-            from ..envs.tabletop import TabletopEnv
-            from ..sandbox import SkillLibrary
-            from ..sandbox.session import SandboxSession
 
-            lib = stack.enter_context(SkillLibrary.open(library))
-            env = TabletopEnv(scene, seed=seed)
-            stack.callback(env.close)
-            llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads,
-                             base_url=base_url)
-            return stack.enter_context(SandboxSession(env, llm, lib, scene=scene, model=model))
+def _open_llm(models: dict[str, Any]) -> Any:
+    return open_model(models["model"], cassette=models["cassette"], cassette_mode=models["cassette_mode"],
+                      threads=models["threads"], base_url=models["base_url"])
 
-        serve(open_session, host=host, port=port, token=token, recognizer=recognizer, announce=_print)
-        return
-    from ..sandbox.script import iter_script, read_script, run_script
+
+def _serve_web(scene: str, seed: int, library: Path, models: dict[str, Any], host: str, port: int,
+               token: str | None, recognizer: Any) -> None:
+    from ..web.server import serve
+
+    def open_session(stack: Any) -> Any:
+        from ..envs.tabletop import TabletopEnv
+        from ..sandbox import SkillLibrary
+        from ..sandbox.session import SandboxSession
+
+        lib = stack.enter_context(SkillLibrary.open(library))
+        env = TabletopEnv(scene, seed=seed)
+        stack.callback(env.close)
+        return stack.enter_context(SandboxSession(env, _open_llm(models), lib, scene=scene, model=models["model"]))
+
+    serve(open_session, host=host, port=port, token=token, recognizer=recognizer, announce=_print)
+
+
+def _run_local(scene: str, seed: int, library: Path, models: dict[str, Any], script: str | None, as_json: bool,
+               recognizer: Any) -> None:
+    """The console, or a script run unattended."""
+    from ..envs.tabletop import TabletopEnv
+    from ..sandbox import SkillLibrary
+    from ..sandbox.script import iter_script, read_script
+    from ..sandbox.session import SandboxSession
 
     statements: Iterable[Any] | None = None
     if script is not None:
         statements = iter_script(sys.stdin, "<stdin>") if script == "-" else read_script(script)
-    from ..sandbox import SkillLibrary
-
     with SkillLibrary.open(library) as lib:
-        from ..envs.tabletop import TabletopEnv
-        from ..sandbox.session import SandboxSession
-
         env = TabletopEnv(scene, seed=seed)
         try:
-            llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads,
-                             base_url=base_url)
-            with SandboxSession(env, llm, lib, scene=scene, model=model) as session:
+            with SandboxSession(env, _open_llm(models), lib, scene=scene, model=models["model"]) as session:
                 if statements is None:
                     run_console(session, recognizer=recognizer)
-                    return
-                for note in session.notes:
-                    _print(f"note: {note}")
-                result = run_script(session, statements, lambda step: _say(_step_lines(step), _print))
-                metrics = session.metrics()
-                _print(f"{result.met}/{result.expectations} expectations met; {result.utterances} utterances, "
-                       f"{result.confirmations} plans run, {result.skill_failures} skill failures, taught "
-                       f"{', '.join(result.taught) or 'nothing'}; {metrics.model_calls} model calls, "
-                       f"{metrics.prompt_tokens + metrics.completion_tokens} tokens, "
-                       f"{metrics.model_seconds:.1f} s in the model")
-                for unmet in result.unmet:
-                    _print(f"not met: {unmet}")
-                if as_json:
-                    _print(json.dumps(result.to_dict() | {
-                        "model_calls": metrics.model_calls, "prompt_tokens": metrics.prompt_tokens,
-                        "completion_tokens": metrics.completion_tokens, "model_seconds": metrics.model_seconds,
-                        "seconds": metrics.seconds}))
+                else:
+                    _run_script(session, statements, as_json)
         finally:
             env.close()
+
+
+def _run_script(session: Any, statements: Iterable[Any], as_json: bool) -> None:
+    from ..sandbox.script import run_script
+
+    for note in session.notes:
+        _print(f"note: {note}")
+    result = run_script(session, statements, lambda step: _say(_step_lines(step), _print))
+    metrics = session.metrics()
+    _print(f"{result.met}/{result.expectations} expectations met; {result.utterances} utterances, "
+           f"{result.confirmations} plans run, {result.skill_failures} skill failures, taught "
+           f"{', '.join(result.taught) or 'nothing'}; {metrics.model_calls} model calls, "
+           f"{metrics.prompt_tokens + metrics.completion_tokens} tokens, "
+           f"{metrics.model_seconds:.1f} s in the model")
+    for unmet in result.unmet:
+        _print(f"not met: {unmet}")
+    if as_json:
+        _print(json.dumps(result.to_dict() | {
+            "model_calls": metrics.model_calls, "prompt_tokens": metrics.prompt_tokens,
+            "completion_tokens": metrics.completion_tokens, "model_seconds": metrics.model_seconds,
+            "seconds": metrics.seconds}))
 
 
 # `sandbox library` (list, export, import) lives in cli/sandbox_library.py.
@@ -378,36 +315,11 @@ def report_command(
                                               for d in data))
     console.print(table)
     if out is not None:
+        from ..sandbox.study_figure import draw_report
+
         _print(f"wrote {draw_report(rows, out)}")
     if as_json:
         _print(json.dumps([r.to_dict() for r in rows]))
 
 
-def draw_report(rows: list[Any], out: Path) -> Path:
-    """Four panels over sessions, like the paper's study figure: supervision, behaviour complexity, skill
-    failures, time."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as err:
-        raise SituatedError(f"the plot needs matplotlib ({err}): pip install 'situated[plot]'") from None
-    panels = (("supervision", "supervision events"), ("skills_per_behaviour", "skills per behaviour call"),
-              ("skill_failures", "skill failures"), ("seconds", "session time (s)"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.2))
-    sessions = [str(r.session) for r in rows]
-    for ax, (key, title) in zip(axes, panels, strict=True):
-        values = [r.to_dict()[key] for r in rows]
-        ax.bar(sessions, values, color="#7a3b69")
-        ax.set_ylim(0, max(1.0, *values) * 1.15)
-        ax.set_title(title)
-        ax.set_xlabel("session")
-    fig.tight_layout()
-    try:
-        fig.savefig(out, dpi=100)
-    except OSError as err:
-        raise DataError(f"{out}: cannot write the plot ({err.strerror or err})") from None
-    finally:
-        plt.close(fig)
-    return out
+from . import eval_sandbox as _eval_sandbox  # noqa: E402,F401  (registers `situated eval sandbox`)

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..errors import DataError
-from .sandbox import LibraryOpt, library_lines, sandbox_app
+from ..sandbox.console import library_lines
+from .sandbox import LibraryOpt, sandbox_app
 
 if TYPE_CHECKING:
     from ..sandbox import SkillLibrary

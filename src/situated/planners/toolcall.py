@@ -32,7 +32,7 @@ from typing import Any
 from ..actions import ActionSpace, Behaviour
 from ..errors import BackendError
 from ..llm.base import LLM
-from ..program import DANGEROUS_NAMES, Call
+from ..program import DANGEROUS_NAMES, Call, Condition
 
 WORD_PATTERN = "^[a-z][a-z0-9_]{0,39}$"
 """A new behaviour's or object's name as the model may write it (snake_case, at most 40 characters)."""
@@ -42,8 +42,11 @@ MAX_CALLS = 16
 MAX_OBJECTS = 4
 """Most objects named with an unknown behaviour."""
 MAX_DOC = 160
-MEMORY_LIMIT = 40
-"""Exchanges kept in the running memory (the oldest are dropped first; the paper kept every one)."""
+MAX_GOAL = 4
+"""Most item–place pairs in a goal."""
+MEMORY_LIMIT = 30
+"""Most exchanges in the running memory (the paper kept every one). Past it the oldest half is dropped at once,
+so the prompt's prefix changes once every `MEMORY_LIMIT // 2` turns rather than at every turn."""
 _WORD = re.compile(WORD_PATTERN[1:-1])
 _RESERVED_PARAMS = frozenset({"to", "on", "hands", "def", "assert", "pass", "not", "is", "in"})
 
@@ -58,6 +61,8 @@ class ObjectEntry:
 
     name: str
     doc: str = ""
+    kind: str = "item"
+    """"item" (can be picked up), "container" (holds items) or "place" (the table, a taught spot)."""
 
     @property
     def member(self) -> str:
@@ -70,6 +75,8 @@ class PlannedCalls:
     """The utterance maps to these calls of the API (object arguments are plan names: `'gift_bag'`)."""
 
     calls: tuple[Call, ...]
+    goal: tuple[Condition, ...] = ()
+    """What the request should make true, as the model stated it (`'candy' in 'gift_bag'`)."""
 
 
 @dataclass(frozen=True)
@@ -112,14 +119,26 @@ class PlannerReply:
     answer: Answer
     raw: dict[str, Any]
     usage: Usage
+    context: str = ""
+    """The turn's context (state, newly taught names) the utterance was asked in."""
+    announces: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class Exchange:
-    """One turn of the running memory: what the user said and the planner's JSON answer."""
+    """One turn of the running memory: what the user said, the planner's JSON answer, and the context the turn
+    was asked in (the robot's state then, functions and objects taught since the prompt began)."""
 
     utterance: str
     answer: dict[str, Any]
+    context: str = ""
+    announces: tuple[str, ...] = ()
+    """Names of functions and objects this turn's context introduced."""
+
+    @property
+    def message(self) -> str:
+        """The user message of this turn."""
+        return f"{self.context}\nRequest: {self.utterance}" if self.context else self.utterance
 
 
 @dataclass
@@ -128,16 +147,27 @@ class Memory:
 
     exchanges: list[Exchange] = field(default_factory=list)
     limit: int = MEMORY_LIMIT
+    base: tuple[ActionSpace, tuple[ObjectEntry, ...]] | None = None
+    """The API the system prompt was written with (fixed at the first turn, so the prompt only grows)."""
+
+    def announced(self) -> set[str]:
+        """Functions and objects the prompt already shows: the system prompt's, and those turns introduced."""
+        if self.base is None:
+            return set()
+        space, objects = self.base
+        return {*space.names, *(o.name for o in objects), *(n for e in self.exchanges for n in e.announces)}
 
     def append(self, exchange: Exchange) -> None:
         self.exchanges.append(exchange)
-        del self.exchanges[:-self.limit]
+        if len(self.exchanges) > self.limit:
+            del self.exchanges[:len(self.exchanges) - self.limit // 2]
 
     def replace(self, utterance: str, answer: dict[str, Any]) -> bool:
         """Give the newest exchange of `utterance` another answer (e.g. the call of a behaviour taught since)."""
         for i in range(len(self.exchanges) - 1, -1, -1):
             if self.exchanges[i].utterance == utterance:
-                self.exchanges[i] = Exchange(utterance, answer)
+                old = self.exchanges[i]
+                self.exchanges[i] = Exchange(utterance, answer, old.context, old.announces)
                 return True
         return False
 
@@ -169,19 +199,27 @@ class Signature:
 
 SYSTEM_PROMPT = """\
 You are the planner of a robot arm that works at a table together with a person. The person talks to the robot; \
-a speech-to-text engine writes down what they say, and you turn each utterance into calls of the robot's Python \
-API below. The robot shows your calls to the person, who confirms, corrects or cancels them before they run. \
-The person can also teach the robot: new objects (by pointing at them) and new behaviours (by showing the steps \
-one at a time), which then join the API.
+a speech-to-text engine writes down what they say, and you turn each request into calls of the robot's Python \
+API below. The robot tries your calls on a copy of the table, shows them to the person, who confirms, corrects \
+or cancels them, and then runs them. The person can also teach the robot new objects (by pointing at them) and \
+new behaviours (by showing the steps one at a time), which then join the API.
 
-The speech-to-text engine makes mistakes. Read each utterance for what the person meant, for example:
+Each request comes after the robot's state: what the gripper holds and where every object is. Plan from that \
+state: an object already in the gripper needs no pickup (another one needs a release first), and "it" or "that" \
+is usually the object in the gripper or the one just mentioned. Things are moved by composing the functions: \
+pickup(the item), goto(where it should go), release(). The TABLE is a place: put an item on it with \
+goto(TABLE) and release().
+
+The speech-to-text engine makes mistakes. Read each request for what the person meant, for example:
 - "put the candie in the gift back" means the CANDY and the GIFT_BAG;
 - "go to the tree" may mean the TRAY; "the duk" means the DUCK.
 Always write an object as the name of its `Object` member.
 
 Answer with one JSON object in one of three forms:
-1. {"calls": [{"function": "<function>", "args": {"<parameter>": "<OBJECT>"}}, ...]}: the calls that do what \
-the person asked, in order.
+1. {"goal": [{"item": "<OBJECT>", "in": "<OBJECT>"}, ...], "calls": [{"function": "<function>", "args": \
+{"<parameter>": "<OBJECT>"}}, ...]}: the goal says where each item the request moves should end up (in a \
+container, on the TABLE, or in the GRIPPER when it should be held); it is empty when the request only moves the \
+arm or the gripper. The calls do it, in order.
 2. {"unknown_behaviour": "<word>", "objects": ["<OBJECT>", ...]}: the person asked for an action that is none of \
 the functions (a new verb, such as "wave" or "stack"). Give the action's name in snake_case, as the person said \
 it ("wave at me": wave; "make a sandwich with the bread": make_sandwich), and the objects the person named. \
@@ -199,83 +237,195 @@ The objects:
 The functions:
 {functions}
 """
+GRIPPER = "GRIPPER"
+"""The goal's word for "held by the robot"."""
 
 
 def render_objects(objects: Sequence[ObjectEntry]) -> str:
     """The known objects as a Python `Enum` class, one member per object with its docstring as a comment."""
     lines = ["from enum import Enum, auto", "", "", "class Object(Enum):",
              '    """The objects the robot knows, at the table or taught by the person."""', ""]
-    for entry in objects:
-        doc = " ".join(entry.doc.split())
-        lines.append(f"    {entry.member} = auto()" + (f"  # {doc}" if doc else ""))
+    lines += [_object_line(entry) for entry in objects]
     if not objects:
         lines.append("    pass")
     return "\n".join(lines)
 
 
+def _object_line(entry: ObjectEntry) -> str:
+    doc = " ".join(entry.doc.split())
+    return f"    {entry.member} = auto()" + (f"  # {doc}" if doc else "")
+
+
 def render_functions(space: ActionSpace) -> str:
     """The API's functions as tool specifications (one JSON object a line), object parameters typed as members
     of `Object` and taught behaviours marked as such."""
-    lines = []
-    for action, tool in zip(space.actions, space.with_objects(()).tool_schemas(), strict=True):
-        spec = tool["function"]
-        if isinstance(action, Behaviour):
-            spec["description"] = f"{spec['description']} (a behaviour the person taught)".strip()
-        for param, prop in zip(action.params, spec["parameters"]["properties"].values(), strict=True):
-            if param.kind == "object":
-                prop["description"] = f"{prop.get('description', '') or param.name}: a member of Object"
-        lines.append(json.dumps(tool, ensure_ascii=False))
-    return "\n".join(lines)
+    return "\n".join(_function_line(action) for action in space.actions)
+
+
+def _function_line(action: Any) -> str:
+    tool = ActionSpace((action,)).with_objects(()).tool_schemas()[0]
+    spec = tool["function"]
+    if isinstance(action, Behaviour):
+        spec["description"] = f"{spec['description']} (a behaviour the person taught)".strip()
+    for param, prop in zip(action.params, spec["parameters"]["properties"].values(), strict=True):
+        if param.kind == "object":
+            prop["description"] = f"{prop.get('description', '') or param.name}: a member of Object"
+    return json.dumps(tool, ensure_ascii=False)
 
 
 def system_prompt(space: ActionSpace, objects: Sequence[ObjectEntry]) -> str:
-    """The system message: collaboration, speech errors, the three answer forms, the objects, the functions."""
+    """The system message: collaboration, state, speech errors, the answer forms, the objects, the functions."""
     return SYSTEM_PROMPT.replace("{objects}", render_objects(objects)).replace(
         "{functions}", render_functions(space))
+
+
+# -------------------------------------------------------------------------------------------------------------
+# The robot's state, as each turn states it
+
+
+@dataclass(frozen=True)
+class TableState:
+    """What each turn tells the planner: what the gripper holds, what is in or on each place, and what became of
+    the last plan. Names are plan names (`gift_bag`); `places` lists containers and places in order."""
+
+    held: str | None
+    where: dict[str, str]
+    places: tuple[str, ...]
+    last: str = ""
+
+    def text(self) -> str:
+        """`State: the gripper holds CANDY. In GIFT_BAG: BALL. In TRAY: nothing. On TABLE: CUBE, DUCK.`"""
+        parts = [f"the gripper holds {self.held.upper() if self.held else 'nothing'}"]
+        for place in self.places:
+            inside = sorted(i.upper() for i, p in self.where.items() if p == place)
+            word = "On" if place == "table" else "In"
+            parts.append(f"{word} {place.upper()}: {', '.join(inside) or 'nothing'}")
+        others = sorted(f"{i.upper()} on {p.upper()}" for i, p in self.where.items() if p not in self.places)
+        parts += others
+        out = "State: " + ". ".join(parts) + "."
+        return f"{out}\nLast plan: {self.last}" if self.last else out
+
+
+def turn_context(state: TableState | None, space: ActionSpace, objects: Sequence[ObjectEntry],
+                 memory: Memory) -> tuple[str, tuple[str, ...]]:
+    """The context of a new turn: functions and objects taught since the prompt was written (each announced once)
+    and the state. Returns the text and the names it announces."""
+    known = memory.announced()
+    lines, names = [], []
+    for action in space.actions:
+        if action.name not in known:
+            lines.append(f"New function: {_function_line(action)}")
+            names.append(action.name)
+    for entry in objects:
+        if entry.name not in known:
+            lines.append(f"New object: {_object_line(entry).strip()}")
+            names.append(entry.name)
+    if state is not None:
+        lines.append(state.text())
+    return "\n".join(lines), tuple(names)
+
+
+# -------------------------------------------------------------------------------------------------------------
+# In-context examples, generated from the API and the scene
 
 
 def _call(function: str, **args: str) -> dict[str, Any]:
     return {"function": function, "args": {k: v.upper() for k, v in args.items()}}
 
 
+def _goal(*pairs: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"item": item.upper(), "in": place.upper()} for item, place in pairs]
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def slip(name: str) -> str:
+    """A speech-to-text slip of an object's name, made from its spelling (the last vowel doubled or dropped)."""
+    words = _words(name)
+    for i in range(len(words) - 1, 0, -1):
+        if words[i] in "aeiouy" and words[i - 1].isalpha():
+            return words[:i] + ("" if i < len(words) - 1 else "ie") + words[i + 1:]
+    return words + "e"
+
+
 def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
                       containers: Iterable[str] = ()) -> list[Exchange]:
-    """Fixed in-context examples over the seed skills, naming this scene's own objects (a container and two
-    items where it has them), plus one example of each unknown answer."""
-    names = [o.name for o in objects]
-    holders = [n for n in names if n in set(containers)]
-    items = [n for n in names if n not in set(holders)]
-    box = "gift_bag" if "gift_bag" in holders else (holders[0] if holders else None)
-    item = "candy" if "candy" in items else (items[0] if items else None)
-    other = next((n for n in items if n != item), None)
-    seed = {"go_home", "goto", "grasp", "release", "pickup"}
-    out = []
-    if seed <= set(space.names):
-        out += [Exchange("let go of it", {"calls": [_call("release")]}),
-                Exchange("close the gripper", {"calls": [_call("grasp")]}),
-                Exchange("go back home", {"calls": [_call("go_home")]})]
-        if box:
-            out.append(Exchange(f"move over to the {box.replace('_', ' ')}", {"calls": [_call("goto", obj=box)]}))
-        if item:
-            out.append(Exchange(f"grab the {item.replace('_', ' ')}", {"calls": [_call("pickup", obj=item)]}))
-        if other:
-            out.append(Exchange(f"pick up the {other.replace('_', ' ')} and then go home",
-                                {"calls": [_call("pickup", obj=other), _call("go_home")]}))
-    out.append(Exchange("wave at me", {"unknown_behaviour": "wave", "objects": []}))
-    if item:
-        out.append(Exchange(f"polish the {item.replace('_', ' ')}",
-                            {"unknown_behaviour": "polish", "objects": [item.upper()]}))
-    out.append(Exchange("go to the stapler", {"unknown_object": "stapler"}))
-    return [e for e in out if not _names_unknown(e.answer, space, names)]
+    """In-context examples built from this API and scene: requests composed of several seed skills (a misspelled
+    one among them), a pronoun for the held item, the table as a place, two items at once, a correction, a taught
+    behaviour if there is one, arm-only requests, and each unknown answer. Each shows a state made of the
+    scene's own objects."""
+    held_in = set(containers)
+    holders = [o.name for o in objects if o.kind == "container" or o.name in held_in]
+    items = [o.name for o in objects if o.kind == "item" and o.name not in held_in]
+    if not holders or len(items) < 2:
+        return _unknown_examples(items, "")
+    box, other_box = holders[0], holders[-1]
+    a, b = items[0], items[1]
+    c = items[2] if len(items) > 2 else items[0]
+    places = (*holders, "table")
+
+    def state(held: str | None = None, **moved: str) -> str:
+        where = {i: moved.get(i, "table") for i in items if i != held}
+        return TableState(held, where, places).text()
+
+    def ex(text: str, ctx: str, goal: list, *calls: dict[str, Any]) -> Exchange:
+        return Exchange(text, {"goal": goal, "calls": list(calls)}, ctx)
+
+    put = (_call("goto", obj=box), _call("release"))
+    out = [
+        ex(f"could you put the {slip(a)} in the {_words(box)} please", state(), _goal((a, box)),
+           _call("pickup", obj=a), *put),
+        ex(f"grab the {_words(b)}", state(**{a: box}), _goal((b, GRIPPER)), _call("pickup", obj=b)),
+        ex(f"now drop it in the {_words(other_box)}", state(b, **{a: box}), _goal((b, other_box)),
+           _call("goto", obj=other_box), _call("release")),
+        ex(f"put the {_words(c)} and the {_words(a)} in the {_words(box)}", state(**{b: other_box}),
+           _goal((c, box), (a, box)), _call("pickup", obj=c), *put, _call("pickup", obj=a), *put),
+        ex(f"pick up the {_words(b)}. Correction: no, the {_words(c)}", state(), _goal((c, GRIPPER)),
+           _call("pickup", obj=c)),
+        ex("go back home", state(a), [], _call("go_home")),
+    ]
+    if "table" in {o.name for o in objects}:
+        out.insert(3, ex(f"take the {_words(a)} out and put it on the table", state(**{a: box, b: other_box}),
+                         _goal((a, "table")), _call("pickup", obj=a), _call("goto", obj="table"), _call("release")))
+    behaviour = next((x for x in space.actions if isinstance(x, Behaviour) and len(x.params) == 1), None)
+    if behaviour is not None:
+        out.append(ex(f"{_words(behaviour.name)} the {_words(b)}", state(), [],
+                      {"function": behaviour.name, "args": {behaviour.params[0].name: b.upper()}}))
+    return out + _unknown_examples(items, state())
 
 
-def _names_unknown(answer: dict[str, Any], space: ActionSpace, names: Sequence[str]) -> bool:
-    """Whether an example answer calls a function or names an object this API lacks (such examples are left out)."""
-    members = {n.upper() for n in names}
-    for call in answer.get("calls", ()):
-        if call["function"] not in space or not set(call["args"].values()) <= members:
+def _unknown_examples(items: Sequence[str], context: str) -> list[Exchange]:
+    out = [Exchange("wave at me", {"unknown_behaviour": "wave", "objects": []}, context)]
+    if items:
+        out.append(Exchange(f"polish the {_words(items[-1])}",
+                            {"unknown_behaviour": "polish", "objects": [items[-1].upper()]}, context))
+    stranger = next(n for n in ("stapler", "teapot", "scissors") if n not in items)
+    out.append(Exchange(f"go to the {stranger}", {"unknown_object": stranger}, context))
+    return out
+
+
+def names_known(name: str, known: Iterable[str], *, parts: bool = True) -> bool:
+    """Whether a name in an unknown answer (the model's output, not the utterance) stands for a known name: the
+    same, one edit away (for names of three letters or more), a name's start of four letters or more
+    (`pick`: `pickup`), or — with `parts` — one of a name's words (`gift`: `gift_bag`)."""
+    for other in known:
+        if name == other or (len(name) >= 4 and other.startswith(name)) or (len(name) >= 3 and _one_edit(name, other)):
             return True
-    return not set(answer.get("objects", ())) <= members
+        if parts and name in other.split("_"):
+            return True
+    return False
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` becomes `b` by one substitution, insertion or deletion."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    return a[i + (len(a) == len(b)):] == b[i + 1:]
 
 
 def dumps(answer: dict[str, Any]) -> str:
@@ -287,11 +437,23 @@ def dumps(answer: dict[str, Any]) -> str:
 # Schema and reading
 
 
+def goal_schema(objects: Sequence[ObjectEntry]) -> dict:
+    """A goal: at most `MAX_GOAL` pairs of an item and where it should end up (a container, a place, or the
+    GRIPPER)."""
+    items = [o.member for o in objects if o.kind == "item"]
+    places = [o.member for o in objects if o.kind != "item"] + [GRIPPER]
+    if not items:
+        return {"type": "array", "maxItems": 0}
+    pair = {"type": "object", "properties": {"item": {"enum": items}, "in": {"enum": places}},
+            "required": ["item", "in"], "additionalProperties": False}
+    return {"type": "array", "maxItems": MAX_GOAL, "items": pair}
+
+
 def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_calls: int = MAX_CALLS,
                   unknown_behaviour: bool = True, unknown_object: bool = True) -> dict:
-    """The JSON schema of an answer, regenerated from the API: each function is one alternative whose `function`
-    is that name and whose `args` are exactly its parameters, each an enum of the known objects; or one of the
-    two unknown answers (each can be left out)."""
+    """The JSON schema of an answer, regenerated from the API: a goal over the known objects and calls, each
+    function one alternative whose `function` is that name and whose `args` are exactly its parameters, each an
+    enum of the known objects; or one of the two unknown answers (each can be left out)."""
     members = [o.member for o in objects]
     call_forms = []
     for action in space.actions:
@@ -308,9 +470,10 @@ def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_cal
     forms: list[dict] = []
     if call_forms:
         forms.append({"type": "object",
-                      "properties": {"calls": {"type": "array", "minItems": 1, "maxItems": max_calls,
+                      "properties": {"goal": goal_schema(objects),
+                                     "calls": {"type": "array", "minItems": 1, "maxItems": max_calls,
                                                "items": {"anyOf": call_forms}}},
-                      "required": ["calls"], "additionalProperties": False})
+                      "required": ["goal", "calls"], "additionalProperties": False})
     named: dict = {"type": "array", "maxItems": MAX_OBJECTS, "items": {"enum": members}} if members else {
         "type": "array", "maxItems": 0}
     if unknown_behaviour or not forms:
@@ -325,10 +488,33 @@ def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_cal
     return {"anyOf": forms}
 
 
+def read_goal(value: Any, by_member: dict[str, str], kinds: dict[str, str]) -> tuple[Condition, ...]:
+    """The goal's pairs as plan-language conditions: `'candy' in 'gift_bag'`, `'ball' on 'table'`,
+    `'ball' in 'hands'`; ValueError naming the problem."""
+    if not isinstance(value, list) or len(value) > MAX_GOAL:
+        raise ValueError(f"'goal' must be a list of at most {MAX_GOAL} pairs")
+    out = []
+    for pair in value:
+        if not isinstance(pair, dict) or set(pair) != {"item", "in"}:
+            raise ValueError("each goal is {'item': ..., 'in': ...}")
+        item, place = pair["item"], pair["in"]
+        if item not in by_member or kinds[item] != "item":
+            raise ValueError(f"{item!r} is not a known item")
+        if place == GRIPPER:
+            out.append(Condition("holds", (by_member[item],)))
+        elif place in by_member and place != item:
+            kind = "inside" if kinds[place] == "container" else "on"
+            out.append(Condition(kind, (by_member[item], by_member[place])))
+        else:
+            raise ValueError(f"{place!r} is not a known place")
+    return tuple(dict.fromkeys(out))
+
+
 def read_answer(value: Any, space: ActionSpace, objects: Sequence[ObjectEntry]) -> Answer:
     """The model's JSON answer as data; BackendError naming the problem when it does not fit the API (a backend
-    that ignored the schema)."""
+    that ignored the schema). A calls answer without a goal is read with an empty goal."""
     by_member = {o.member: o.name for o in objects}
+    kinds = {o.member: o.kind for o in objects}
 
     def bad(problem: str) -> BackendError:
         return BackendError(f"planner answer {json.dumps(value)[:160]}: {problem}")
@@ -352,8 +538,12 @@ def read_answer(value: Any, space: ActionSpace, objects: Sequence[ObjectEntry]) 
         if not isinstance(named, list) or len(named) > MAX_OBJECTS:
             raise bad(f"'objects' must be a list of at most {MAX_OBJECTS} objects")
         return UnknownBehaviour(word(value["unknown_behaviour"]), tuple(dict.fromkeys(member(o) for o in named)))
-    if set(value) != {"calls"}:
+    if set(value) not in ({"calls"}, {"goal", "calls"}):
         raise bad(f"unexpected keys {sorted(value)}")
+    try:
+        goal = read_goal(value.get("goal", []), by_member, kinds)
+    except ValueError as err:
+        raise bad(str(err)) from None
     raw_calls = value["calls"]
     if not isinstance(raw_calls, list) or not 1 <= len(raw_calls) <= MAX_CALLS:
         raise bad(f"'calls' must be a list of 1 to {MAX_CALLS} calls")
@@ -368,18 +558,27 @@ def read_answer(value: Any, space: ActionSpace, objects: Sequence[ObjectEntry]) 
         if set(raw["args"]) != {p.name for p in action.params}:
             raise bad(f"{name} takes {[p.name for p in action.params]}, got {sorted(raw['args'])}")
         calls.append(Call(name, tuple(member(raw["args"][p.name]) for p in action.params)))
-    return PlannedCalls(tuple(calls))
+    return PlannedCalls(tuple(calls), goal)
 
 
-def answer_of_calls(calls: Sequence[Call], space: ActionSpace) -> dict[str, Any]:
-    """The JSON answer that stands for `calls` (what the memory keeps for an utterance once a behaviour it asked
-    for has been taught)."""
+def goal_answer(goal: Sequence[Condition]) -> list[dict[str, str]]:
+    """The JSON goal that stands for conditions (the inverse of `read_goal`)."""
+    out = []
+    for c in goal:
+        place = GRIPPER if c.kind == "holds" else str(c.args[1]).upper()
+        out.append({"item": str(c.args[0]).upper(), "in": place})
+    return out
+
+
+def answer_of_calls(calls: Sequence[Call], space: ActionSpace, goal: Sequence[Condition] = ()) -> dict[str, Any]:
+    """The JSON answer that stands for `calls` and `goal` (what the memory keeps for an utterance once a
+    behaviour it asked for has been taught, or once its plan was repaired)."""
     out = []
     for call in calls:
         params = space.get(call.action).params
         out.append({"function": call.action, "args": {p.name: str(a).upper() for p, a in zip(params, call.args,
                                                                                             strict=True)}})
-    return {"calls": out}
+    return {"goal": goal_answer(goal), "calls": out}
 
 
 # -------------------------------------------------------------------------------------------------------------
@@ -456,37 +655,57 @@ class ToolCallPlanner:
         self.clock = clock
 
     def messages(self, utterance: str, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory,
-                 containers: Iterable[str] = ()) -> list[dict]:
-        """System prompt, in-context examples, running memory, then the utterance."""
-        out = [{"role": "system", "content": system_prompt(space, objects)}]
-        for exchange in (*example_exchanges(space, objects, containers), *memory.exchanges):
-            out.append({"role": "user", "content": exchange.utterance})
+                 containers: Iterable[str] = (), context: str = "") -> list[dict]:
+        """System prompt (with the API as it was at the session's first turn), in-context examples, running
+        memory, then the utterance after its context. The prompt only grows from turn to turn, so a backend
+        that reuses its cache of the prompt's prefix recomputes only the new turn."""
+        if memory.base is None:
+            memory.base = (space, tuple(objects))
+        base_space, base_objects = memory.base
+        out = [{"role": "system", "content": system_prompt(base_space, base_objects)}]
+        for exchange in (*example_exchanges(base_space, base_objects, containers), *memory.exchanges):
+            out.append({"role": "user", "content": exchange.message})
             out.append({"role": "assistant", "content": dumps(exchange.answer)})
-        out.append({"role": "user", "content": utterance})
+        out.append({"role": "user", "content": Exchange(utterance, {}, context).message})
         return out
 
     def plan(self, utterance: str, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory, *,
-             containers: Iterable[str] = ()) -> PlannerReply:
-        """One utterance → calls, or an explicit unknown answer. The exchange is not added to `memory`: the
-        caller does that once it knows what became of the plan.
+             containers: Iterable[str] = (), state: TableState | None = None,
+             feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False) -> PlannerReply:
+        """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
+        not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
+        the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy
+        of the table; the model answers again after it (a bounded rewrite). `lesson`: the person is showing a
+        lesson's steps, which are made of what the robot knows, so the unknown-behaviour answer is left out.
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with
         the schema narrowed: `{"unknown_object": "duck"}` with a DUCK member leaves out the unknown-object
-        form; `{"unknown_behaviour": "pack"}` with a `pack` function leaves only calls."""
-        messages = self.messages(utterance, space, objects, memory, containers)
-        allow = {"unknown_behaviour": True, "unknown_object": True}
+        form; `{"unknown_behaviour": "pack"}` with a `pack` function leaves only calls. "Names" is read
+        loosely (`names_known`): the model copies the person's speech-to-text slips into its unknown answers
+        ("trey", "gift" for the GIFT_BAG, "pick" for `pickup`)."""
+        if memory.base is None:
+            memory.base = (space, tuple(objects))
+        context, announces = turn_context(state, space, objects, memory)
+        messages = self.messages(utterance, space, objects, memory, containers, context)
+        allow = {"unknown_behaviour": not lesson, "unknown_object": True}
+        if feedback is not None:
+            messages += [{"role": "assistant", "content": dumps(feedback[0])},
+                         {"role": "user", "content": f"On a copy of the table that plan fails: {feedback[1]}. "
+                                                     "Answer again with calls that work from the state."}]
+            allow = dict.fromkeys(allow, False)
         value, usage = self._ask(messages, answer_schema(space, objects, **allow))
         answer = read_answer(value, space, objects)
         for _ in range(len(allow)):
-            if isinstance(answer, UnknownObject) and answer.name in {o.name for o in objects}:
+            if isinstance(answer, UnknownObject) and (names_known(answer.name, [o.name for o in objects])
+                                                      or answer.name in space):
                 allow["unknown_object"] = False
-            elif isinstance(answer, UnknownBehaviour) and answer.name in space:
+            elif isinstance(answer, UnknownBehaviour) and names_known(answer.name, space.names, parts=False):
                 allow = dict.fromkeys(allow, False)  # it names a function: the utterance is a call of it
             else:
                 break
             value, again = self._ask(messages, answer_schema(space, objects, **allow))
             answer, usage = read_answer(value, space, objects), usage + again
-        return PlannerReply(answer, value, usage)
+        return PlannerReply(answer, value, usage, context, announces)
 
     def teach(self, name: str, utterance: str, steps: Sequence[Call], generalized: Sequence[str],
               taken: Iterable[str] = ()) -> tuple[Signature, Usage]:

@@ -46,11 +46,25 @@ def pointed_description(name: str, body: str | None) -> str:
     return f"Pointed at by the person (the {body.replace('_', ' ')})." if body else "A place the person pointed at."
 
 
+TABLE_ENTRY = ObjectEntry("table", "The table top, where everything stands: a place to put things on, not a thing to "
+                                   "pick up.", "place")
+"""The table: a member of `Object` in every scene, a place (never an unknown object)."""
+
+
 def scene_entries(env: TabletopEnv) -> list[ObjectEntry]:
-    """One entry per object the camera sees (scene names, not taught names), sorted by name."""
+    """One entry per object the camera sees (scene names, not taught names), sorted by name, then the table."""
     containers = containers_of(env)
     aliases = set(env.aliases) | set(env.locations)
-    return [ObjectEntry(n, describe_object(n, n in containers)) for n in env.object_names() if n not in aliases]
+    return [*(ObjectEntry(n, describe_object(n, n in containers), "container" if n in containers else "item")
+              for n in env.object_names() if n not in aliases), TABLE_ENTRY]
+
+
+def taught_kind(env: TabletopEnv, name: str) -> str:
+    """A taught name's kind: a place where nothing was pointed at, else the kind of the object it names."""
+    body = env.aliases.get(name)
+    if body is None:
+        return "place"
+    return "container" if body in containers_of(env) else "item"
 
 
 def containers_of(env: TabletopEnv) -> set[str]:

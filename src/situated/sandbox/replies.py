@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ..program import Call, call_text
+from ..program import Call, Condition, call_text, condition_text
 
 ReplyKind = Literal["plan", "executed", "teach", "taught", "unknown_object", "unknown_behaviour", "cancelled",
                     "undone", "reset", "notice", "error"]
@@ -21,6 +21,10 @@ class Plan:
     expanded: str
     depth: int
     """Deepest composition of behaviours in the plan (0: skills only)."""
+    goal: tuple[Condition, ...] = ()
+    """What the request should make true (the model's statement of it), checked after the run."""
+    note: str = ""
+    """What checking the plan on a copy of the table found or changed ('' when the model's plan held)."""
 
     @property
     def text(self) -> str:
@@ -29,7 +33,8 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         return {"utterance": self.utterance, "calls": [call_text(c) for c in self.calls], "text": self.text,
-                "expanded": self.expanded, "depth": self.depth}
+                "expanded": self.expanded, "depth": self.depth, "goal": [condition_text(c) for c in self.goal],
+                "note": self.note}
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ from ..planners.toolcall import (
     Memory,
     ObjectEntry,
     PlannedCalls,
+    PlannerReply,
+    TableState,
     ToolCallPlanner,
     UnknownBehaviour,
     Usage,
@@ -48,11 +50,14 @@ from ..planners.toolcall import (
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
 from ..trace import StepEvent, StopEvent
 from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, definition_text, expand
+from .checking import search, try_plan, unmet_text
+from .lessons import effect, generalize, rerun
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
 from .motions import DemoSkill, learn_from_demo
-from .objects import containers_of, pointed_description, scene_entries
+from .objects import containers_of, pointed_description, scene_entries, taught_kind
 from .replies import CallOutcome, Execution, Plan, Reply, SkillOutcome, Taught
+from .table_copy import TableCopy
 from .teaching import Teaching, is_abort, is_done
 from .world import SandboxWorld
 
@@ -94,6 +99,8 @@ class SandboxSession:
         self.pending_object: PendingObject | None = None
         self.teaching: Teaching | None = None
         self.usage = Usage()
+        self.last = ""
+        """What became of the last plan, when it did not do what was asked (told to the planner once)."""
         self._closed = True  # nothing is logged until the session starts
         self._load_library()
         self.session_id = library.start_session(scene or "tabletop", model or llm.uri)
@@ -139,8 +146,9 @@ class SandboxSession:
             return Reply("error", f"That is too long for me (at most {MAX_UTTERANCE} characters).")
         if self.pending is not None:
             self.cancel()
-        if self.pending_object is not None:
+        if self.pending_object is not None:  # never pointed at: the model is not to learn that answer
             self._log("note", {"text": f"the {self.pending_object.name} was never pointed at"})
+            self.memory.drop_last(self.pending_object.utterance)
             self.pending_object = None
         self._log("utterance", {"text": text})
         if self.teaching is not None:
@@ -154,23 +162,44 @@ class SandboxSession:
             return Reply("notice", "I am not learning anything right now, so there is nothing to finish.")
         return self._plan(text)
 
+    def table(self) -> TableCopy:
+        """A private, symbolic copy of the table as it is now."""
+        return TableCopy.of_env(self.env, self.world.motions)
+
+    def state(self, table: TableCopy | None = None) -> TableState:
+        """What the planner is told before each utterance: the gripper, every place's contents, the last plan."""
+        table = table or self.table()
+        places = tuple(o.name for o in self.objects if o.kind != "item")
+        return TableState(table.held, dict(table.where), places, self.last)
+
     def _plan(self, utterance: str, request: str | None = None) -> Reply:
         request = request or utterance
-        reply = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env))
+        table = self.table()
+        state = self.state(table)
+        reply = self.planner.plan(request, self.space, self.objects, self.memory,
+                                  containers=containers_of(self.env), state=state,
+                                  lesson=self.teaching is not None)
         self._used(reply.usage, "plan")
+        self.last = ""
         answer = reply.answer
-        self.memory.append(Exchange(request, reply.raw))
+        raw = reply.raw
+        if isinstance(answer, PlannedCalls):
+            calls, note = self._checked(request, reply, table, state)
+            raw = answer_of_calls(calls, self.space, answer.goal)
+        self.memory.append(Exchange(request, raw, reply.context, reply.announces))
         if isinstance(answer, PlannedCalls):
             try:
-                expansion = expand(answer.calls, self.space)
+                expansion = expand(calls, self.space)
             except ValidationError as err:  # only a broken library could cause this
                 self.memory.drop_last(request)
                 return Reply("error", f"I cannot run that plan: {err}")
-            plan = Plan(request, answer.calls, expansion.text, expansion.depth)
+            plan = Plan(request, calls, expansion.text, expansion.depth, answer.goal, note)
             self.pending = plan
             self._log("plan", {"utterance": request, "calls": [call_text(c) for c in plan.calls],
-                               "depth": plan.depth})
-            return Reply("plan", "Here is my plan. Shall I go ahead?", plan=plan)
+                               "depth": plan.depth, "goal": [condition_text(c) for c in answer.goal],
+                               "note": note})
+            say = "Here is my plan. Shall I go ahead?"
+            return Reply("plan", f"{note} {say}" if note else say, plan=plan)
         if isinstance(answer, UnknownBehaviour):
             self._log("unknown_behaviour", {"utterance": request, "name": answer.name,
                                             "objects": list(answer.objects)})
@@ -181,13 +210,40 @@ class SandboxSession:
             if problem:
                 return Reply("error", f"I don't know how to do that, and I cannot learn it as "
                                       f"{answer.name!r}: {problem}.")
-            self.teaching = Teaching(answer.name, request, answer.objects)
+            self.teaching = Teaching(answer.name, request, answer.objects, start=table)
             return Reply("teach", f"I don't know how to {_words(answer.name)}. Teach me: tell me the steps one at a "
                                   "time, then say \"that's it\".")
         self._log("unknown_object", {"utterance": request, "name": answer.name})
         self.pending_object = PendingObject(answer.name, request)
         return Reply("unknown_object", f"I don't know the {_words(answer.name)}. Show me where it is: point "
                                        f"{answer.name} U V (a pixel of the camera image).")
+
+    def _checked(self, request: str, reply: PlannerReply, table: TableCopy,
+                 state: TableState) -> tuple[tuple[Call, ...], str]:
+        """The model's calls tried on a copy of the table; when a step fails or the goal is not reached, a
+        search over the API for the goal's steps, else one rewrite by the model with the reason. Returns the
+        calls to show and a note for the person ('' when the model's own calls hold)."""
+        answer = reply.answer
+        assert isinstance(answer, PlannedCalls)
+        trial = try_plan(answer.calls, self.space, table, answer.goal)
+        if trial.achieves:
+            return answer.calls, ""
+        why = trial.failed or f"it would not make {unmet_text(trial.unmet)}"
+        named = [str(a) for c in answer.calls for a in c.args]
+        found = search(answer.goal, self.space, table, named) if answer.goal else None
+        if found:
+            self._log("note", {"text": f"plan repaired by search: {why}"})
+            return found, f"On a copy of the table, {_plain(why)}, so I planned it again."
+        again = self.planner.plan(request, self.space, self.objects, self.memory,
+                                  containers=containers_of(self.env), state=state, feedback=(reply.raw, why))
+        self._used(again.usage, "plan")
+        if isinstance(again.answer, PlannedCalls):
+            retry = try_plan(again.answer.calls, self.space, table, answer.goal)
+            if retry.achieves or (retry.ok and not trial.ok):
+                self._log("note", {"text": f"plan rewritten by the model: {why}"})
+                return again.answer.calls, f"On a copy of the table, {_plain(why)}, so I planned it again."
+        self._log("note", {"text": f"plan still fails on the copy: {why}"})
+        return answer.calls, f"Careful: on a copy of the table, {_plain(why)}."
 
     def confirm(self) -> Reply:
         """Run the plan awaiting confirmation; during a teaching dialogue its successful calls are recorded."""
@@ -196,15 +252,33 @@ class SandboxSession:
             return Reply("error", "There is no plan to confirm.")
         self.pending = None
         self._log("confirmation", {"calls": [call_text(c) for c in plan.calls]})
+        before = self.env.conditions()
         execution = self._execute(plan)
         if self.teaching is not None:
             done = [c for c, outcome in zip(plan.calls, execution.calls, strict=True) if outcome.ok]
             self.teaching.steps.extend(done)
-        failed = next((s for c in execution.calls for s in c.skills if not s.ok), None)
-        say = "Done." if execution.ok else f"That did not work: {failed.reason if failed else execution.stopped}."
-        if self.teaching is not None and execution.ok:
+        say = self._outcome(plan, execution, before)
+        if self.teaching is not None and say == "Done.":
             say = "Done. What next? (say \"that's it\" when you have shown everything)"
         return Reply("executed", say, plan=plan, execution=execution)
+
+    def _outcome(self, plan: Plan, execution: Execution, before: frozenset[str]) -> str:
+        """What the robot says after a run: "Done." only when every step worked and the request's goal holds;
+        otherwise what failed or what did not change (also told to the planner at the next turn)."""
+        failed = next((s for c in execution.calls for s in c.skills if not s.ok), None)
+        if not execution.ok:
+            reason = failed.reason if failed else execution.stopped
+            self.last = f"{failed.call if failed else plan.text.strip()} failed: {reason}"
+            return f"That did not work: {reason}."
+        unmet = [c for c in plan.goal if not self.world.holds(c)]
+        if unmet:
+            self.last = f"it ran, but {unmet_text(unmet)} is not so"
+            return f"I ran the plan, but {unmet_text(unmet)} is not so: {_changes(before, self.env.conditions())}."
+        taught = any(c.behaviour for c in execution.calls)
+        if not plan.goal and taught and before == self.env.conditions():
+            self.last = "it ran, but nothing on the table changed"
+            return "I ran the plan, but nothing on the table changed."
+        return "Done."
 
     def cancel(self) -> Reply:
         """Drop the plan awaiting confirmation (it is forgotten from the running memory too)."""
@@ -289,7 +363,7 @@ class SandboxSession:
             self.cancel()
             utterance = plan.utterance
             objects = tuple(dict.fromkeys(str(a) for c in plan.calls for a in c.args))
-        self.teaching = Teaching(name, utterance, objects)
+        self.teaching = Teaching(name, utterance, objects, start=self.table())
         self._log("note", {"text": f"teaching {name} started", "utterance": utterance})
         return Reply("teach", f"Show me how to {_words(name)}, one step at a time, then say \"that's it\".")
 
@@ -300,11 +374,15 @@ class SandboxSession:
         if not teaching.steps:
             self._log("note", {"text": f"teaching {teaching.name} ended with nothing shown"})
             return Reply("notice", f"You showed me no steps, so I have not learned {teaching.name}.")
-        generalized = teaching.generalized()
-        signature, usage = self.planner.teach(teaching.name, teaching.utterance, teaching.steps, generalized,
+        end = self.table()
+        start = teaching.start if isinstance(teaching.start, TableCopy) else end
+        lesson = generalize(teaching.objects, teaching.steps, start)
+        shown = Teaching(teaching.name, teaching.utterance, lesson.objects, list(lesson.steps))
+        generalized = shown.generalized()
+        signature, usage = self.planner.teach(teaching.name, teaching.utterance, shown.steps, generalized,
                                               taken=self._taken())
         self._used(usage, "teach")
-        calls = teaching.body_calls(signature.params)
+        calls = shown.body_calls(signature.params)
         body = body_text(calls)
         params = tuple(Param(p, doc=f"an object (shown with the {_words(o)})")
                        for p, o in zip(signature.params, generalized, strict=True))
@@ -312,19 +390,30 @@ class SandboxSession:
         grown = self.space.with_action(behaviour)
         try:
             check_body(teaching.name, signature.params, body, grown)
+        except (ValidationError, ParseError) as err:
+            self._log("note", {"text": f"could not learn {teaching.name}: {err}"})
+            return Reply("error", f"I could not learn {teaching.name}: {err}")
+        changed = effect(start, end, generalized)
+        problem = rerun(teaching.name, generalized, calls, grown, start, changed)
+        try:
             self.library.add_behaviour(teaching.name, signature.params, signature.doc, body, calls=callees(calls))
         except (ValidationError, ParseError, DataError) as err:
             self._log("note", {"text": f"could not learn {teaching.name}: {err}"})
             return Reply("error", f"I could not learn {teaching.name}: {err}")
         self.space = grown
         self.memory.replace(teaching.utterance,
-                            answer_of_calls([Call(teaching.name, generalized)], self.space))
+                            answer_of_calls([Call(teaching.name, generalized)], self.space, changed))
         definition = definition_text(teaching.name, signature.params, body)
         self._log("teaching", {"kind": "behaviour", "name": teaching.name, "params": list(signature.params),
                                "doc": signature.doc, "body": body, "steps": len(teaching.steps),
-                               "synthesized": signature.synthesized, "utterance": teaching.utterance})
-        return Reply("taught", f"I learned {teaching.name}: {signature.doc}",
-                     taught=Taught("behaviour", teaching.name, definition, signature.synthesized))
+                               "synthesized": signature.synthesized, "utterance": teaching.utterance,
+                               "generalizes": not problem, "effect": [condition_text(c) for c in changed]})
+        say = f"I learned {teaching.name}: {signature.doc}"
+        if problem:
+            say += f" But it may not work on other objects: on a copy of the table, {problem}."
+        elif not generalized and teaching.objects:
+            say += " It always uses the same objects."
+        return Reply("taught", say, taught=Taught("behaviour", teaching.name, definition, signature.synthesized))
 
     def point(self, name: str, where: Sequence[float]) -> Reply:
         """The user points at an object and names it: `where` is a pixel (u, v) of the camera image (lifted to
@@ -342,7 +431,7 @@ class SandboxSession:
         position = self.env.pixel_to_point(int(where[0]), int(where[1])) if len(where) == 2 else tuple(
             float(v) for v in where)
         body = self.env.aliases.get(name)
-        entry = ObjectEntry(name, pointed_description(name, body))
+        entry = ObjectEntry(name, pointed_description(name, body), taught_kind(self.env, name))
         try:
             self.library.add_object(name, position, entry.doc, source="pointed")
         except DataError as err:
@@ -434,7 +523,7 @@ class SandboxSession:
                 self.notes.append(f"object {name} skipped: {result.reason}")
                 return
             self.taught_objects[name] = ObjectEntry(name, record.description or pointed_description(
-                name, self.env.aliases.get(name)))
+                name, self.env.aliases.get(name)), taught_kind(self.env, name))
         elif isinstance(record, SkillRecord):
             try:
                 skill = DemoSkill.from_weights(name, record.doc, record.weights, source=f"skill {name}")
@@ -540,6 +629,20 @@ def parse_condition(text: str, source: str | None = None) -> Condition:
 
 def _words(name: str) -> str:
     return name.replace("_", " ")
+
+
+def _plain(reason: str) -> str:
+    """A failure reason as part of a sentence: `grasp(): already holding 'ball'` → the same, without the
+    empty parentheses' noise."""
+    return reason.replace("(): ", ": ")
+
+
+def _changes(before: frozenset[str], after: frozenset[str]) -> str:
+    """What a run changed on the table, in words ("nothing changed" when nothing did)."""
+    gained = sorted(after - before)
+    if not gained:
+        return "nothing on the table changed"
+    return "now " + ", ".join(f.lower().replace(" inside ", " in ") for f in gained)
 
 
 def _is_kind(record: object, kind: str) -> bool:

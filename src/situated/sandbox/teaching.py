@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..program import Call, Var
 
@@ -52,6 +53,8 @@ class Teaching:
     utterance: str
     objects: tuple[str, ...] = ()
     steps: list[Call] = field(default_factory=list)
+    start: Any = None
+    """The table as it was when the lesson began (a `TableCopy`), to re-run the lesson on."""
 
     def generalized(self) -> tuple[str, ...]:
         """The named objects the recorded calls use: each becomes a parameter, in the order they were named."""

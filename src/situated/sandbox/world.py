@@ -1,15 +1,55 @@
-"""The tabletop world as a sandbox session sees it: the arm's skills plus skills taught by demonstration."""
+"""The tabletop world as a sandbox session sees it: the arm's skills plus skills taught by demonstration, and the
+table as a place (`goto('table')` brings what the gripper holds above a free spot of the table)."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 from ..envs.base import StepResult
+from ..envs.tabletop.catalogue import CATALOGUE
+from ..envs.tabletop.scene import reach_problem
 from ..program import Call, Condition, Var
 from .motions import DemoSkill
 
 if TYPE_CHECKING:
     from ..envs.tabletop import TabletopEnv
+
+
+TABLE = "table"
+CLEARANCE = 0.03
+"""Room (m) kept between the footprint of an item put down on the table and every other object's."""
+SAFE_REACH = 0.62
+"""Farthest spot from the arm's base (m) it puts things down at, well inside its reach."""
+AREA = ((0.35, 0.70), (-0.35, 0.35))
+"""Where on the table the arm puts things down (x, y ranges, m)."""
+
+
+def free_spot(snapshot: dict) -> tuple[float, float, float] | None:
+    """The free spot nearest the gripper, on a 2 cm grid within `AREA`, where the held item (if any) keeps
+    `CLEARANCE` from every other object's footprint."""
+    held = snapshot.get("held")
+    own = _radius(held) if held else 0.03
+    centres = [(*o["position"][:2], _radius(n) + own + CLEARANCE) for n, o in snapshot["objects"].items()
+               if n != held]
+    gx, gy, _ = snapshot["gripper"]["position"]
+    best: tuple[float, tuple[float, float, float]] | None = None
+    (x0, x1), (y0, y1) = AREA
+    for i in range(int((x1 - x0) / 0.02) + 1):
+        for j in range(int((y1 - y0) / 0.02) + 1):
+            x, y = x0 + 0.02 * i, y0 + 0.02 * j
+            if reach_problem(x, y) or math.hypot(x, y) > SAFE_REACH:
+                continue
+            if all(math.hypot(x - cx, y - cy) >= gap for cx, cy, gap in centres):
+                distance = math.hypot(x - gx, y - gy)
+                if best is None or distance < best[0]:
+                    best = (distance, (x, y, 0.0))
+    return best[1] if best else None
+
+
+def _radius(name: str) -> float:
+    spec = CATALOGUE.get(name)
+    return spec.radius if spec is not None else 0.05
 
 
 class SandboxWorld:
@@ -23,12 +63,25 @@ class SandboxWorld:
         return self.env.reset(task)
 
     def step(self, call: Call) -> StepResult:
+        if call.action == "goto" and [str(a) for a in call.args] == [TABLE]:
+            return self._goto_table()
         motion = self.motions.get(call.action)
         if motion is None:
             return self.env.step(call)
         if len(call.args) != 1 or isinstance(call.args[0], Var):
             return StepResult(False, f"{call.action} takes 1 argument (a target), got {len(call.args)}")
         return motion.run(self.env, str(call.args[0]))
+
+    def _goto_table(self) -> StepResult:
+        """Above the free spot of the table nearest the gripper (at least `CLEARANCE` from every object)."""
+        spot = free_spot(self.env.snapshot())
+        if spot is None:
+            return StepResult(False, "goto: no free spot on the table")
+        self.env.locations[TABLE] = spot  # a spot for this one move; 'table' cannot be taught as a name
+        try:
+            return self.env.goto(TABLE)
+        finally:
+            self.env.locations.pop(TABLE, None)
 
     def holds(self, condition: Condition) -> bool:
         return self.env.holds(condition)

@@ -1,0 +1,160 @@
+"""Plans tried on a private copy of the table before the person sees them, and a bounded search for the steps a
+stated goal needs.
+
+`try_plan` runs calls (behaviours expanded, as the arm would run them) on a `TableCopy` and reports the first
+failed step with its reason, which goal conditions hold afterwards and what changed. `search` looks for the
+shortest sequence of API calls that makes the goal true from the copy's state: one condition at a time, breadth
+first over the seed skills, taught behaviours and motions applied to the objects that matter (those of the goal,
+the one in the gripper and those the model's own calls named), at most `MAX_DEPTH` calls per condition and
+`MAX_NODES` states in all — so it costs milliseconds, never a model call.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import product
+
+from ..actions import ActionSpace, Behaviour
+from ..errors import ValidationError
+from ..interpreter import Limits, interpret
+from ..program import Call, Condition, condition_text
+from ..trace import StepEvent
+from .behaviours import MAX_EXPANDED_CALLS, expand
+from .table_copy import SEED_SKILLS, TableCopy
+
+LIMITS = Limits(subgoal_steps=MAX_EXPANDED_CALLS, operations=4 * MAX_EXPANDED_CALLS, stop_on_failure=True)
+MAX_DEPTH = 4
+"""Most calls the search adds for one goal condition."""
+MAX_NODES = 20_000
+"""Most states the search visits for one plan."""
+
+
+@dataclass(frozen=True)
+class Trial:
+    """A plan run on a copy: whether every step worked, the first failure, the goal conditions still unmet and the
+    facts that changed; `after` is the copy's state at the end."""
+
+    ok: bool
+    failed: str
+    """The failed call (plan language) and its reason: `grasp(): already holding 'ball'` ('' if none failed)."""
+    unmet: tuple[Condition, ...]
+    changes: frozenset[str]
+    after: TableCopy
+
+    @property
+    def achieves(self) -> bool:
+        return self.ok and not self.unmet
+
+
+def try_plan(calls: Sequence[Call], space: ActionSpace, table: TableCopy,
+             goal: Sequence[Condition] = ()) -> Trial:
+    """Run `calls` on a copy of `table` (which is left as it was)."""
+    copy = table.copy()
+    before = copy.facts()
+    try:
+        expansion = expand(calls, space)
+    except ValidationError as err:
+        return Trial(False, str(err), tuple(goal), frozenset(), copy)
+    trace = interpret(expansion.program, copy, limits=LIMITS)
+    failed = next((e for e in trace.events if isinstance(e, StepEvent) and not e.ok), None)
+    reason = "" if failed is None else f"{failed.call}: {failed.reason.split(': ', 1)[-1]}"
+    unmet = tuple(c for c in goal if not copy.holds(c))
+    return Trial(failed is None, reason, unmet, before ^ copy.facts(), copy)
+
+
+def unmet_text(unmet: Iterable[Condition]) -> str:
+    return ", ".join(condition_text(c) for c in unmet)
+
+
+class _Stepper:
+    """Calls applied to copies, behaviours expanded once each."""
+
+    def __init__(self, space: ActionSpace) -> None:
+        self.space = space
+        self.cache: dict[Call, tuple[Call, ...] | None] = {}
+
+    def skills(self, call: Call) -> tuple[Call, ...] | None:
+        if call not in self.cache:
+            try:
+                program = expand([call], self.space).program
+                self.cache[call] = tuple(s for s in program.body if isinstance(s, Call))
+            except ValidationError:
+                self.cache[call] = None
+        return self.cache[call]
+
+    def apply(self, call: Call, table: TableCopy) -> TableCopy | None:
+        skills = self.skills(call)
+        if skills is None:
+            return None
+        copy = table.copy()
+        for skill in skills:
+            if not copy.step(skill).ok:
+                return None
+        return copy
+
+
+def candidate_calls(space: ActionSpace, objects: Sequence[str]) -> list[Call]:
+    """Every call of the API over `objects`: seed skills first, then taught behaviours and motions (at most
+    two parameters)."""
+    out: list[Call] = []
+    for action in space.actions:
+        arity = len(action.params)
+        if arity > 2:
+            continue
+        for args in product(objects, repeat=arity):
+            if arity == 2 and args[0] == args[1]:
+                continue
+            out.append(Call(action.name, tuple(args)))
+    out.sort(key=lambda c: (c.action not in SEED_SKILLS, isinstance(space.get(c.action), Behaviour)))
+    return out
+
+
+def search(goal: Sequence[Condition], space: ActionSpace, table: TableCopy,
+           objects: Iterable[str] = ()) -> tuple[Call, ...] | None:
+    """The shortest calls found that make every goal condition true from `table`, or None (see the module
+    docstring). Conditions already true are kept true."""
+    relevant = list(dict.fromkeys([*(str(a) for c in goal for a in c.args), *objects,
+                                   *([table.held] if table.held else [])]))
+    relevant = [n for n in relevant if table.known(n)]
+    stepper = _Stepper(space)
+    moves = candidate_calls(space, relevant)
+    plan: list[Call] = []
+    state = table.copy()
+    budget = [MAX_NODES]
+    for k, condition in enumerate(goal):
+        keep = [c for c in goal[:k] if state.holds(c)]
+        found = _breadth_first(condition, keep, state, moves, stepper, budget)
+        if found is None:
+            return None
+        calls, state = found
+        plan += calls
+    return tuple(plan) if all(state.holds(c) for c in goal) else None
+
+
+def _breadth_first(condition: Condition, keep: Sequence[Condition], start: TableCopy, moves: Sequence[Call],
+                   stepper: _Stepper, budget: list[int]) -> tuple[list[Call], TableCopy] | None:
+    def done(table: TableCopy) -> bool:
+        return table.holds(condition) and all(table.holds(c) for c in keep)
+
+    if done(start):
+        return [], start
+    seen = {start.key()}
+    queue: deque[tuple[TableCopy, list[Call]]] = deque([(start, [])])
+    while queue:
+        table, calls = queue.popleft()
+        if len(calls) >= MAX_DEPTH:
+            continue
+        for move in moves:
+            budget[0] -= 1
+            if budget[0] < 0:
+                return None
+            after = stepper.apply(move, table)
+            if after is None or after.key() in seen:
+                continue
+            if done(after):
+                return [*calls, move], after
+            seen.add(after.key())
+            queue.append((after, [*calls, move]))
+    return None
