@@ -38,7 +38,7 @@ EXIT_BUG = 1
 
 def _register() -> None:
     # Each module adds its commands to `app`; imported here so `situated.cli` stays the one entry point.
-    from . import eai, household, navigate, progprompt, report, sandbox, tabletop  # noqa: F401
+    from . import eai, household, navigate, navigate_train, progprompt, report, sandbox, tabletop  # noqa: F401
 
 
 def _one_line(text: str) -> str:

@@ -112,12 +112,12 @@ def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "
 def evaluation_model(uri: str, *, executor: str, jobs: int, ray_address: str | None = None,
                      cassette: Path | None = None, cassette_mode: str = "replay", threads: int | None = None,
                      base_url: str | None = None, console: Console | None = None,
-                     n_ctx: int | None = None) -> tuple[Executor, ModelSpec]:
+                     n_ctx: int | None = None, lora: Path | None = None) -> tuple[Executor, ModelSpec]:
     """The executor for `--executor/--jobs/--ray-address` and how its workers open `uri` (`n_ctx`: an embedded
-    model's context). Embedded weights are assembled here first (with a progress bar), so that workers on this
-    machine only load them."""
+    model's context; `lora`: a LoRA GGUF for an embedded model). Embedded weights are assembled here first (with a
+    progress bar), so that workers on this machine only load them."""
     spec = ModelSpec(uri, base_url=base_url, threads=threads, cassette=str(cassette.resolve()) if cassette else None,
-                     cassette_mode=cassette_mode, n_ctx=n_ctx,
+                     cassette_mode=cassette_mode, n_ctx=n_ctx, lora=str(lora.resolve()) if lora else None,
                      server_limits=() if uri.startswith("llamacpp:") else tuple(server_limits(os.environ).items()))
     chosen, spec = choose_executor(executor, jobs, spec, ray_address=ray_address)
     if spec is not None and spec.loads_weights:

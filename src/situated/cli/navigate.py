@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -127,6 +128,9 @@ def navigate(
     split: SplitOpt = "dev",
     agent: AgentOpt = "forward",
     model: Annotated[str | None, typer.Option("--model", help="Model URI for --agent llm.")] = None,
+    lora: Annotated[Path | None, typer.Option("--lora", help=(
+        "A LoRA adapter (llama.cpp GGUF, from `navigate train`) applied to the embedded --model; the finetuned "
+        "agent runs with --agent llm --shots 0."))] = None,
     landmarks: Annotated[
         str, typer.Option("--landmarks", help="Landmark visibility: none (intersections only) or file.")
     ] = "none",
@@ -224,11 +228,15 @@ def navigate(
         llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
         with Console(stderr=True).status("extracting landmarks"):
             instances = tuple(with_landmarks(instances, LandmarkExtractor(llm)))
+    if lora is not None and (not (model or "").startswith("llamacpp:") or cassette or executor == "batched"):
+        raise SituatedError("--lora needs an embedded --model llamacpp:..., without --cassette or --executor batched")
+    if lora is not None and not lora.is_file():
+        raise SituatedError(f"--lora {lora}: no such adapter file")
     spec = None
     if prompted and model:
         runner, spec = evaluation_model(model, executor=executor, jobs=jobs, ray_address=ray_address,
                                         cassette=cassette, cassette_mode=cassette_mode, threads=threads,
-                                        base_url=base_url)
+                                        base_url=base_url, lora=lora)
     else:
         runner, _ = choose_executor(executor, jobs, ray_address=ray_address)
     solved: tuple = ()
@@ -249,7 +257,8 @@ def navigate(
                         count_intersections=count_intersections, turn_words=turn_words, word_counts=word_counts)
     store = None
     if out is not None:
-        label = _agent_label(agent, seed, model) + ("-extracted" if extract_landmarks else "") + "".join((
+        label = _agent_label(agent, seed, model) + (f"-lora_{lora.resolve().parent.name}" if lora else "") + (
+            "-extracted" if extract_landmarks else "") + "".join((
             f"-shots{shots}" if shots != 2 else "", f"-{retrieved}" if retrieved else "",
             f"-stop{stop_threshold:g}" if stop_threshold is not None else "",
             "-counted" if count_intersections else "", "-turnwords" if turn_words and not word_counts else "",
@@ -258,6 +267,7 @@ def navigate(
     config = navigation_config(
         loaded.instances, dataset=loaded.name, split=split, data=str(data.resolve()) if data else None, agent=agent,
         model=model if prompted or extract_landmarks else None, base_url=base_url, seed=seed,
+        **({"lora": f"{lora.resolve()}#sha256:{hashlib.sha256(lora.read_bytes()).hexdigest()[:16]}"} if lora else {}),
         landmarks=landmarks, landmarks_file=str(landmarks_file) if landmarks_file else None,
         examples_data=str(examples_data) if examples_data else None, extract_landmarks=extract_landmarks,
         **{name: value for name, value in (("shots", shots if shots != 2 else None), ("retriever", retrieved),
