@@ -71,6 +71,9 @@ class _Engine:
             seed=seed,
             verbose=False,
         )
+        if lora_path is not None and not getattr(self.llama, "_lora_adapter", None):
+            self.llama.close()  # llama-cpp-python checks the adapter against None, not against a NULL pointer
+            raise RuntimeError(f"Failed to initialize LoRA adapter from lora path: {lora_path}")
         self.lock = threading.Lock()
         self.states: OrderedDict[tuple[int, ...], _SavedState] = OrderedDict()
         self.state_cache = state_cache
