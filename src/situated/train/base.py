@@ -96,5 +96,7 @@ def load_base(base: str, *, threads: int | None = None, progress: Progress | Non
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         raise DataError(f"--base {base}: transformers cannot load it: {' '.join(str(exc).split())[:160]}") from None
     model.config.use_cache = True
+    if torch.cuda.is_available():  # a GPU machine: train there (the CPU run is the smoke slice)
+        model.to("cuda")
     architecture = str(getattr(model.config, "model_type", "") or "")
     return BaseModel(base, model, tokenizer, sha, architecture, directory / gguf_file if gguf_file else None)

@@ -141,7 +141,7 @@ class TorchPolicy:
             self._text, self._cache = "", DynamicCache()
         ids = self.tokenize(prompt[len(self._text):])
         with torch.no_grad():  # the cache is filled in place
-            out = self.model(input_ids=torch.tensor([ids]), use_cache=True, logits_to_keep=1,
+            out = self.model(input_ids=torch.tensor([ids], device=self.model.device), use_cache=True, logits_to_keep=1,
                              **{self._cache_arg: self._cache})
         self._text = prompt
         logits = out.logits[0, -1]
@@ -156,8 +156,10 @@ def route_loss(model: Any, encoded: Encoded) -> Any:
     positions = [i - 1 for i, label in enumerate(encoded.labels) if label != IGNORE and i > 0]
     if not positions:
         raise DataError(f"route {encoded.id}: nothing to learn")
-    targets = torch.tensor([encoded.labels[i + 1] for i in positions])
-    out = model(input_ids=torch.tensor([encoded.ids]), logits_to_keep=torch.tensor(positions), use_cache=False)
+    device = model.device
+    targets = torch.tensor([encoded.labels[i + 1] for i in positions], device=device)
+    out = model(input_ids=torch.tensor([encoded.ids], device=device),
+                logits_to_keep=torch.tensor(positions, device=device), use_cache=False)
     return F.cross_entropy(out.logits[0].float(), targets)
 
 
@@ -171,8 +173,8 @@ def next_action_accuracy(model: Any, tokenize: Callable[[str], list[int]], trace
         encoded = encode(trace, tokenize)
         positions = [p - 1 for p in encoded.first_action_positions() if p > 0]
         with torch.no_grad():
-            out = model(input_ids=torch.tensor([encoded.ids]), logits_to_keep=torch.tensor(positions),
-                        use_cache=False)
+            out = model(input_ids=torch.tensor([encoded.ids], device=model.device),
+                        logits_to_keep=torch.tensor(positions, device=model.device), use_cache=False)
         for row, position in zip(out.logits[0], positions, strict=True):
             choice = first[int(torch.argmax(row[first]))]
             correct += int(choice == encoded.labels[position + 1])
@@ -213,8 +215,10 @@ class Trainer:
         from peft import set_peft_model_state_dict
         from safetensors.torch import load_file
 
-        set_peft_model_state_dict(self.model, load_file(str(self.checkpoint / "adapter.safetensors")))
-        self.optimizer.load_state_dict(torch.load(self.checkpoint / "optimizer.pt", weights_only=True))
+        device = str(self.model.device)
+        set_peft_model_state_dict(self.model, load_file(str(self.checkpoint / "adapter.safetensors"), device=device))
+        self.optimizer.load_state_dict(torch.load(self.checkpoint / "optimizer.pt", weights_only=True,
+                                                  map_location=device))
         self.scheduler.load_state_dict(torch.load(self.checkpoint / "scheduler.pt", weights_only=True))
         self.progress = Progress.from_json(state["progress"])
         return True
@@ -252,7 +256,8 @@ class Trainer:
         steps = math.ceil(len(self.train) / s.batch) * s.epochs
         trainable = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = AdamW(trainable, lr=s.lr)
-        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, math.ceil(s.warmup * steps), steps)
+        # warmup rounded down: a run of one optimizer step must not take it at learning rate 0
+        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(s.warmup * steps), steps)
         self.policy = TorchPolicy(self.model, self.base.tokenize)
 
     def run(self) -> dict[str, Any]:
@@ -279,9 +284,10 @@ class Trainer:
                 loss = route_loss(self.model, encode(self._trace(instance, epoch), self.base.tokenize))
                 batch_size = min(s.batch, len(order) - (index - index % s.batch))
                 (loss / batch_size).backward()
-                self.progress.losses.append({"epoch": epoch + 1, "route": instance.id, "loss": round(float(loss), 5)})
+                value = float(loss.detach())
+                self.progress.losses.append({"epoch": epoch + 1, "route": instance.id, "loss": round(value, 5)})
                 self.progress.seconds += time.perf_counter() - start
-                self.report("training", epoch * len(order) + index + 1, s.epochs * len(order), float(loss))
+                self.report("training", epoch * len(order) + index + 1, s.epochs * len(order), value)
                 if (index + 1) % s.batch == 0 or index + 1 == len(order):
                     self.optimizer.step()
                     self.scheduler.step()
@@ -325,7 +331,7 @@ class Trainer:
         from peft import get_peft_model_state_dict
 
         self.model.save_pretrained(str(folder))
-        state = {k: v.detach().float().numpy() for k, v in get_peft_model_state_dict(self.model).items()}
+        state = {k: v.detach().float().cpu().numpy() for k, v in get_peft_model_state_dict(self.model).items()}
         export_lora_gguf(state, self.settings.alpha, self.base.architecture, folder / "adapter.gguf",
                          name=f"situated VELMA-{self.settings.method.upper()} on {self.base.uri}")
 
@@ -375,7 +381,8 @@ class Trainer:
             },
             "evaluations": [asdict(e) for e in self.progress.evaluations],
             "selected_epoch": best.epoch,
-            "final_loss_mean_last_batch": _mean([x["loss"] for x in self.progress.losses[-s.batch:]]),
+            "loss_by_epoch": {str(epoch): _mean([x["loss"] for x in self.progress.losses if x["epoch"] == epoch])
+                              for epoch in range(1, s.epochs + 1)},
             "seconds": round(self.progress.seconds, 1),
             "resumed": resumed,
             "files": {"adapter": "adapter/", "gguf": "adapter.gguf", "curves": curves},
