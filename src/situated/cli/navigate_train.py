@@ -56,7 +56,7 @@ def train(
 ) -> None:
     """Train a LoRA adapter on navigation traces and export it for the embedded engine (`navigate --lora`)."""
     from ..train.base import load_base, require_train_extra
-    from ..train.loop import Settings, Trainer
+    from ..train.loop import Settings, Trainer, split_routes
     from ..train.traces import training_routes
 
     if data is None:
@@ -64,6 +64,7 @@ def train(
     check_counts(("--threads", threads, 1))
     settings = Settings(method=method, epochs=epochs, lr=lr, batch=batch, held=held, limit=limit, seed=seed, mix=mix)
     routes = training_routes(data, _splits(split))
+    split_routes(routes, settings)  # too few routes to hold some out: said before a model is loaded
     require_train_extra()
     console = Console(stderr=True)
     with _weights_bar(console) as on_bytes, console.status(f"loading {base} for training"):
