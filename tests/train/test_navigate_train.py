@@ -76,3 +76,20 @@ def test_the_adapter_runs_with_navigate_lora(trained: tuple[Path, list[str]],
     (store,) = (root / "episodes").iterdir()
     assert "-lora_run" in store.name
     assert "#sha256:" in json.loads((store / "run.json").read_text())["config"]["lora"]
+
+
+def test_rbl_learns_from_the_models_own_walks(trained: tuple[Path, list[str]]) -> None:
+    """VELMA-RBL with lambda 1: the base model walks every route itself (it only goes forward) and learns the
+    oracle's corrections, so its first route costs more than the same route teacher-forced (both start from
+    the base: a fresh LoRA adds nothing)."""
+    root, args = trained
+    out = root / "rbl"
+    rbl = [*args[: args.index("--out")], "--out", str(out), "--method", "rbl", "--mix", "1", "--epochs", "1",
+           "--batch", "1", "--held", "1", "--threads", "2"]
+    assert cli.main(rbl) == 0
+    record = json.loads((out / "record.json").read_text())
+    assert record["method"].startswith("VELMA-RBL") and record["settings"]["mix"] == 1.0
+    first = {name: json.loads((root / name / "checkpoint" / "state.json").read_text())["progress"]["losses"][0]
+             for name in ("run", "rbl")}
+    assert first["run"]["route"] == first["rbl"]["route"]
+    assert first["rbl"]["loss"] > first["run"]["loss"], first

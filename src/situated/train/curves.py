@@ -1,4 +1,4 @@
-"""Training curves beside the adapter: the loss per route with its running mean over a batch, and the held-out
+"""Training curves beside the adapter: the loss per route and its mean per optimizer step (batch), and the held-out
 routes' next-action accuracy and TC per epoch (epoch 0: the base model)."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ def draw_curves(losses: Sequence[float], evaluations: Sequence[tuple[int, float,
     from matplotlib import pyplot as plt
 
     window = max(1, batch)
-    running = [sum(losses[max(0, i + 1 - window): i + 1]) / len(losses[max(0, i + 1 - window): i + 1])
-               for i in range(len(losses))]
+    starts = range(0, len(losses), window)
+    means = [sum(losses[i:i + window]) / len(losses[i:i + window]) for i in starts]
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
     left.plot(range(1, len(losses) + 1), losses, ".", alpha=0.35, label="route")
-    left.plot(range(1, len(losses) + 1), running, "-", label=f"mean of last {window}")
+    left.plot([min(i + window, len(losses)) for i in starts], means, "o-", label=f"batch of {window} (one step)")
     left.set_xlabel("routes trained on")
     left.set_ylabel("loss on action tokens (nats)")
     left.set_title(f"VELMA-{method.upper()} training loss")
