@@ -44,7 +44,8 @@ def train(
     method: Annotated[str, typer.Option(
         "--method", help="ft (teacher forcing, VELMA-FT) or rbl (response-based learning, VELMA-RBL).")] = "ft",
     epochs: Annotated[int, typer.Option("--epochs", help="Passes over the training routes.")] = 1,
-    limit: Annotated[int | None, typer.Option("--limit", help="Train on the first N training routes only.")] = None,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", help="Train on N of the routes only (the first N in the --seed order).")] = None,
     lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate (VELMA: 3e-4).")] = 3e-4,
     batch: Annotated[int, typer.Option("--batch", help="Routes per optimizer step (VELMA: 16).")] = 16,
     held: Annotated[int, typer.Option(
