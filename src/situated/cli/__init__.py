@@ -38,7 +38,17 @@ EXIT_BUG = 1
 
 def _register() -> None:
     # Each module adds its commands to `app`; imported here so `situated.cli` stays the one entry point.
-    from . import eai, household, navigate, progprompt, report, sandbox, sandbox_library, tabletop  # noqa: F401
+    from . import (  # noqa: F401
+        eai,
+        household,
+        navigate,
+        navigate_train,
+        progprompt,
+        report,
+        sandbox,
+        sandbox_library,
+        tabletop,
+    )
 
 
 def _one_line(text: str) -> str:

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from .. import files
-from ..errors import DataError
+from ..errors import DataError, SituatedError
 from ..eval.executors import EXECUTORS, Executor, ModelSpec, choose_executor
 from ..llm import LLM, load, parse_uri
 from .render import input_files
@@ -114,12 +114,12 @@ def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "
 def evaluation_model(uri: str, *, executor: str, jobs: int, ray_address: str | None = None,
                      cassette: Path | None = None, cassette_mode: str = "replay", threads: int | None = None,
                      base_url: str | None = None, console: Console | None = None,
-                     n_ctx: int | None = None) -> tuple[Executor, ModelSpec]:
+                     n_ctx: int | None = None, lora: Path | None = None) -> tuple[Executor, ModelSpec]:
     """The executor for `--executor/--jobs/--ray-address` and how its workers open `uri` (`n_ctx`: an embedded
-    model's context). Embedded weights are assembled here first (with a progress bar), so that workers on this
-    machine only load them."""
+    model's context; `lora`: a LoRA GGUF for an embedded model). Embedded weights are assembled here first (with a
+    progress bar), so that workers on this machine only load them."""
     spec = ModelSpec(uri, base_url=base_url, threads=threads, cassette=str(cassette.resolve()) if cassette else None,
-                     cassette_mode=cassette_mode, n_ctx=n_ctx,
+                     cassette_mode=cassette_mode, n_ctx=n_ctx, lora=str(lora.resolve()) if lora else None,
                      server_limits=() if parse_uri(uri).embedded else tuple(server_limits(os.environ).items()))
     chosen, spec = choose_executor(executor, jobs, spec, ray_address=ray_address)
     if spec is not None and spec.loads_weights:
@@ -150,10 +150,14 @@ class CommandModels:
         return open_model(uri, cassette=self.cassette, cassette_mode=self.cassette_mode, threads=self.threads,
                           base_url=self.base_url, console=self.console)
 
-    def for_episodes(self, uri: str, *, n_ctx: int | None = None) -> tuple[Executor, ModelSpec]:
+    def for_episodes(self, uri: str, *, n_ctx: int | None = None,
+                     lora: Path | None = None) -> tuple[Executor, ModelSpec]:
+        if lora is not None and (not parse_uri(uri).embedded or self.cassette or self.executor == "batched"):
+            raise SituatedError("--lora needs an embedded --model llamacpp:..., without --cassette or --executor "
+                                "batched")
         return evaluation_model(uri, executor=self.executor, jobs=self.jobs, ray_address=self.ray_address,
                                 cassette=self.cassette, cassette_mode=self.cassette_mode, threads=self.threads,
-                                base_url=self.base_url, console=self.console, n_ctx=n_ctx)
+                                base_url=self.base_url, console=self.console, n_ctx=n_ctx, lora=lora)
 
     def without_model(self) -> Executor:
         return choose_executor(self.executor, self.jobs, ray_address=self.ray_address)[0]

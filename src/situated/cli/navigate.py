@@ -50,6 +50,9 @@ AgentOpt = Annotated[str, Option("--agent", help=f"Agent: {'|'.join(AGENTS)}.")]
 DatasetOpt = Annotated[str | None, Option("--dataset", help="map2seq or touchdown (default: from the directory).")]
 SeedOpt = Annotated[int, Option("--seed", help="Seed of the random agent.")]
 ModelOpt = Annotated[str | None, Option("--model", help="Model URI for --agent llm.")]
+LoraOpt = Annotated[Path | None, Option("--lora", help=(
+    "A LoRA adapter (llama.cpp GGUF, from `navigate train`) applied to the embedded --model; the finetuned "
+    "agent runs with --agent llm --shots 0."))]
 LandmarksOpt = Annotated[str, Option("--landmarks", help="Landmark visibility: none (intersections only) or file.")]
 LandmarksFileOpt = Annotated[Path | None, Option("--landmarks-file", help="Visibility JSON (situated-visibility/1).")]
 PanoramasOpt = Annotated[Path | None, Option("--panoramas", help="--landmarks clip: directory of <panoid>.jpg "
@@ -89,9 +92,9 @@ JsonOpt = Annotated[bool, Option("--json", help="End with one JSON line of the m
 @navigate_app.callback()
 def navigate(
     ctx: typer.Context, data: DataOpt = None, split: SplitOpt = "dev", agent: AgentOpt = "forward",
-    model: ModelOpt = None, landmarks: LandmarksOpt = "none", landmarks_file: LandmarksFileOpt = None,
-    panoramas: PanoramasOpt = None, clip_stats: ClipStatsOpt = None, clip_weights: ClipWeightsOpt = None,
-    clip_model: ClipModelOpt = "ViT-B-32", extract_landmarks: ExtractOpt = False,
+    model: ModelOpt = None, lora: LoraOpt = None, landmarks: LandmarksOpt = "none",
+    landmarks_file: LandmarksFileOpt = None, panoramas: PanoramasOpt = None, clip_stats: ClipStatsOpt = None,
+    clip_weights: ClipWeightsOpt = None, clip_model: ClipModelOpt = "ViT-B-32", extract_landmarks: ExtractOpt = False,
     examples_data: ExamplesDataOpt = None, examples: ExamplesOpt = None, shots: ShotsOpt = None,
     retriever: RetrieverOpt = "minilm", stop_threshold: StopOpt = None, count_intersections: CountOpt = False,
     turn_words: TurnWordsOpt = False, word_counts: WordCountsOpt = False, cassette: CassetteOpt = None,

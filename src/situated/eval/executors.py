@@ -103,6 +103,8 @@ class ModelSpec:
     """A server model's `timeout`/`retries` (from SITUATED_OPENAI_TIMEOUT/_RETRIES where the command runs)."""
     n_ctx: int | None = None
     """An embedded model's context (None: the backend's default)."""
+    lora: str | None = None
+    """A LoRA adapter (llama.cpp GGUF) applied to an embedded model."""
 
     @property
     def embedded(self) -> bool:
@@ -120,12 +122,14 @@ class ModelSpec:
             opts["n_threads"] = self.threads
         if self.embedded and self.n_ctx is not None:
             opts["n_ctx"] = self.n_ctx
+        if self.embedded and self.lora is not None:
+            opts["lora_path"] = self.lora
         if not self.embedded:
             if self.base_url is not None:
                 opts["base_url"] = self.base_url
             opts.update(self.server_limits)
         inner: LLM | str = self.uri
-        if self.embedded and self.sequences > 1 and self.loads_weights:
+        if self.embedded and self.sequences > 1 and self.loads_weights and self.lora is None:
             from ..llm.llamacpp_batched import BatchedLlamaCppLLM
 
             inner = BatchedLlamaCppLLM(parse_uri(self.uri).target, sequences=self.sequences, **opts)

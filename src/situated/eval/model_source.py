@@ -17,8 +17,10 @@ class ModelSource(Protocol):
         """The model `uri`, loaded in this process (with the command's cassette, threads, server)."""
         ...
 
-    def for_episodes(self, uri: str, *, n_ctx: int | None = None) -> tuple[Executor, ModelSpec]:
-        """The executor that runs episodes and how its workers open `uri`."""
+    def for_episodes(self, uri: str, *, n_ctx: int | None = None,
+                     lora: Path | None = None) -> tuple[Executor, ModelSpec]:
+        """The executor that runs episodes and how its workers open `uri` (with the LoRA adapter `lora`, a
+        llama.cpp GGUF, applied to an embedded model)."""
         ...
 
     def without_model(self) -> Executor:

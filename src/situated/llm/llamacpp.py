@@ -61,15 +61,20 @@ class _SavedState:
 class _Engine:
     """One `llama_cpp.Llama` with its lock and its LRU of saved KV states."""
 
-    def __init__(self, path: Path, n_ctx: int, n_threads: int, seed: int, state_cache: int) -> None:
+    def __init__(self, path: Path, n_ctx: int, n_threads: int, seed: int, state_cache: int,
+                 lora_path: Path | None = None) -> None:
         self.llama = llama_cpp.Llama(
             model_path=str(path),
+            lora_path=str(lora_path) if lora_path is not None else None,
             n_ctx=n_ctx,
             n_threads=n_threads,
             n_threads_batch=n_threads,
             seed=seed,
             verbose=False,
         )
+        if lora_path is not None and not getattr(self.llama, "_lora_adapter", None):
+            self.llama.close()  # llama-cpp-python checks the adapter against None, not against a NULL pointer
+            raise RuntimeError(f"Failed to initialize LoRA adapter from lora path: {lora_path}")
         self.lock = threading.Lock()
         self.states: OrderedDict[tuple[int, ...], _SavedState] = OrderedDict()
         self.state_cache = state_cache
@@ -153,18 +158,24 @@ class _Engine:
         self.reusable = len(tokens) - len(tokens) % CHUNK
 
 
-_ENGINES: dict[tuple[str, int], _Engine] = {}
+_ENGINES: dict[tuple[str, int, str], _Engine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
-def _engine(path: Path, n_ctx: int, n_threads: int, seed: int, state_cache: int) -> _Engine:
-    key = (str(path.resolve()), n_ctx)
+def _engine(path: Path, n_ctx: int, n_threads: int, seed: int, state_cache: int,
+            lora_path: Path | None = None) -> _Engine:
+    key = (str(path.resolve()), n_ctx, str(lora_path.resolve()) if lora_path is not None else "")
     with _ENGINES_LOCK:
         if key not in _ENGINES:
+            if lora_path is not None and not lora_path.is_file():
+                raise BackendError(f"{lora_path}: no such LoRA adapter file")
             try:
-                _ENGINES[key] = _Engine(path, n_ctx, n_threads, seed, state_cache)
+                _ENGINES[key] = _Engine(path, n_ctx, n_threads, seed, state_cache, lora_path)
             except ValueError as exc:
                 raise BackendError(f"llama.cpp could not load {path}: {exc}") from None
+            except RuntimeError as exc:  # llama-cpp-python's "Failed to initialize LoRA adapter ..."
+                raise BackendError(f"{lora_path}: llama.cpp cannot apply this LoRA adapter to {path.name} "
+                                   f"(not a LoRA GGUF, or made for another base model): {exc}") from None
         return _ENGINES[key]
 
 
@@ -243,7 +254,9 @@ class LlamaCppLLM:
         state_cache: int = 2,
         reuse_prefix: bool = True,
         grammar_mode: str = "greedy-first",
+        lora_path: str | Path | None = None,
     ) -> None:
+        """`lora_path`: a LoRA adapter in llama.cpp's GGUF format applied to the model (`navigate --lora`)."""
         if llama_cpp is None:
             raise BackendError("llamacpp backend needs llama-cpp-python: pip install 'situated[llm]'")
         if grammar_mode not in ("greedy-first", "full"):
@@ -254,7 +267,8 @@ class LlamaCppLLM:
         self.reuse_prefix = reuse_prefix
         path = model_path(target, progress)
         self.path = path
-        self._engine = _engine(path, n_ctx, n_threads or os.cpu_count() or 1, seed, state_cache)
+        lora = Path(lora_path).expanduser() if lora_path is not None else None
+        self._engine = _engine(path, n_ctx, n_threads or os.cpu_count() or 1, seed, state_cache, lora)
         self.n_ctx = n_ctx
 
     def count_tokens(self, text: str) -> int:

@@ -4,6 +4,7 @@ results store chosen); `NavigationRun.run` then evaluates."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -46,6 +47,7 @@ class NavigationSettings:
     split: str = "dev"
     agent: str = "forward"
     model: str | None = None
+    lora: Path | None = None
     landmarks: str = "none"
     landmarks_file: Path | None = None
     panoramas: Path | None = None
@@ -119,6 +121,10 @@ def checked(s: NavigationSettings) -> NavigationSettings:
     retrieved = _retrieved(examples, s.retriever, shots)
     if s.stop_threshold is not None and not 0.0 < s.stop_threshold <= 1.0:
         raise SituatedError(f"--stop-threshold must lie in (0, 1], got {s.stop_threshold}")
+    if s.lora is not None and not s.prompted:
+        raise SituatedError("--lora is for --agent llm or route (it adapts their --model)")
+    if s.lora is not None and not s.lora.is_file():
+        raise SituatedError(f"--lora {s.lora}: no such adapter file")
     return replace(s, shots=shots, examples=examples, retriever=retrieved or "")
 
 
@@ -131,6 +137,7 @@ def run_label(s: NavigationSettings) -> str:
         label = f"{s.agent}-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in s.model)
     else:
         label = s.agent
+    label += f"-lora_{s.lora.resolve().parent.name}" if s.lora else ""
     return label + ("-extracted" if s.extract_landmarks else "") + "".join((
         f"-shots{s.shots}" if s.shots != VELMA_SHOTS else "", f"-{s.retriever}" if s.retriever else "",
         f"-stop{s.stop_threshold:g}" if s.stop_threshold is not None else "",
@@ -149,7 +156,14 @@ def resume_key(s: NavigationSettings, loaded: NavDataset) -> dict[str, object]:
         model=s.model if s.prompted or s.extract_landmarks else None, base_url=s.base_url, seed=s.seed,
         landmarks=s.landmarks, landmarks_file=str(s.landmarks_file) if s.landmarks_file else None,
         examples_data=str(s.examples_data) if s.examples_data else None, extract_landmarks=s.extract_landmarks,
+        **({"lora": adapter_key(s.lora)} if s.lora else {}),
         **{name: value for name, value in levers if value is not None})
+
+
+def adapter_key(lora: Path) -> str:
+    """A LoRA adapter in the resume key: its path and the start of its bytes' SHA-256 (a retrained adapter at the
+    same path is another configuration)."""
+    return f"{lora.resolve()}#sha256:{hashlib.sha256(lora.read_bytes()).hexdigest()[:16]}"
 
 
 def solved_examples(s: NavigationSettings, loaded: NavDataset) -> tuple:
@@ -211,7 +225,7 @@ def prepare_navigation(settings: NavigationSettings, models: ModelSource) -> Nav
         instances = tuple(with_landmarks(instances, LandmarkExtractor(models.open(s.model))))
     spec = None
     if s.prompted and s.model:
-        executor, spec = models.for_episodes(s.model)
+        executor, spec = models.for_episodes(s.model, lora=s.lora)
     else:
         executor = models.without_model()
     job = NavigationJob(s.agent, str(s.data.resolve()), dataset=loaded.name, seed=s.seed, model=spec,
