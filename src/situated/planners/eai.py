@@ -26,7 +26,7 @@ before without effect), or when the plan ends with goals unmet, the model rewrit
 steps before are kept, a `// ... is not possible: <reason>` line tells it why, and the grammar excludes every
 call rejected at that place (an action rejected twice there altogether). Rewrites are written in checked
 pieces; the plan ends as soon as every goal holds. At most `repairs` rewrites; the last plan is the answer
-whatever it does. A checker with hints (`eval.eai_check`) also names enabling steps, which are put before the
+whatever it does. A checker with hints (`eval.systems.eai_check`) also names enabling steps, which are put before the
 failing step without a model call (`enable`), and the action that makes each unmet goal hold.
 
 The parts, one job each: `eai_answers` (steps, the answer text and reading it), `eai_grammar` (the decoding

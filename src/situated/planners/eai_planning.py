@@ -152,7 +152,7 @@ def _rewrite_grammar(task: EaiTask, protocol: str, place: Sequence[_Rejection], 
 
 Checker = Callable[[Sequence[Step]], Check]
 """Runs a plan's steps on a private copy of the task's scene and says where it fails and which goals it leaves
-unmet (`situated.eval.eai_check.scene_checker` for VirtualHome)."""
+unmet (`situated.eval.systems.eai_check.scene_checker` for VirtualHome)."""
 
 
 @dataclass

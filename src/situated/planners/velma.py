@@ -13,7 +13,7 @@ prompt, and the head is the same for every episode, so a backend with prompt-pre
 llama.cpp one) evaluates only the tokens that are new since its last call.
 
 Example trajectories are replays of gold routes from the training area (every panorama in the `seen`
-partition), recorded by the episode runner (`situated.eval.navigation.velma_examples`) through the same
+partition), recorded by the episode runner (`situated.eval.systems.navigation_episodes.velma_examples`) through the same
 environment and verbalizer as the test episodes. The agent only writes prompts and reads answers: the actions
 and their glosses come from the environment's ActionSpace, and the runner tells it (`record`) which action
 the environment actually executed.

@@ -28,8 +28,8 @@ from ..envs.streets.env import MAX_STEPS, NavInstance, StreetEnv
 from ..envs.streets.graph import StreetGraph
 from ..envs.streets.oracle import gold_action, gold_actions
 from ..errors import DataError, SituatedError
-from ..eval.navigation import in_partition
-from ..eval.navigation_metrics import episode_metrics
+from ..eval.systems.navigation_episodes import in_partition
+from ..eval.systems.navigation_metrics import episode_metrics
 from ..llm.base import LLM
 from ..planners.velma import VelmaAgent
 
