@@ -32,6 +32,7 @@ from ..eval.systems.navigation_episodes import in_partition
 from ..eval.systems.navigation_metrics import episode_metrics
 from ..llm.base import LLM
 from ..planners.velma import VelmaAgent
+from ..program import Call
 
 Policy = Callable[[str], str]
 """Picks the next action word given the prompt (which ends with "N.")."""
@@ -92,7 +93,7 @@ def teacher_trace(graph: StreetGraph, instance: NavInstance) -> Trace:
     shown = ""
     for action in gold_actions(graph, instance)[len(env.trajectory.actions):]:
         prompt = agent.next_prompt(env.observation)
-        env.step(action)
+        env.step(Call(action))
         executed = env.trajectory.actions[-1]
         shown = _append(pieces, shown, prompt, executed, executed, instance)
         agent.record(executed)
@@ -117,7 +118,7 @@ def student_trace(graph: StreetGraph, instance: NavInstance, policy: Policy, max
         except DataError:
             break
         prompt = agent.next_prompt(env.observation)
-        env.step(policy(prompt))
+        env.step(Call(policy(prompt)))
         executed = env.trajectory.actions[-1]
         shown = _append(pieces, shown, prompt, executed, wanted, instance)
         agent.record(executed)

@@ -118,3 +118,16 @@ def landmark_table(score: Any, title: str) -> Table:
     table.add_row(f"{score.precision:.1f}", f"{score.recall:.1f}", f"{score.f1:.1f}", str(score.predicted),
                   str(score.reference))
     return table
+
+
+def training_table(record: Mapping[str, Any]) -> Table:
+    """A `navigate train` record (`situated-lora/1`): each evaluation of the held-out routes, the chosen one marked."""
+    data = record["data"]
+    table = Table(title=f"{record['method']} on {data['trained_routes']} training-area routes, "
+                        f"{len(data['held_out_ids'])} held out")
+    for column in ("epoch", "next-action accuracy %", "TC %"):
+        table.add_column(column, justify="right")
+    for evaluation in record["evaluations"]:
+        mark = " (selected)" if evaluation["epoch"] == record["selected_epoch"] else ""
+        table.add_row(f"{evaluation['epoch']}{mark}", f"{evaluation['accuracy']:.1f}", f"{evaluation['tc']:.1f}")
+    return table
