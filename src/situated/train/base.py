@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +24,7 @@ INSTALL = "pip install 'situated[train]'"
 
 def require_train_extra() -> None:
     """BackendError with the install command when torch, transformers, peft or gguf is missing."""
-    missing = []
-    for module in ("torch", "transformers", "peft", "gguf"):
-        try:
-            __import__(module)
-        except ImportError:
-            missing.append(module)
+    missing = [module for module in ("torch", "transformers", "peft", "gguf") if find_spec(module) is None]
     if missing:
         raise BackendError(f"training needs {', '.join(missing)}: {INSTALL}")
 
