@@ -9,8 +9,14 @@ plan); tests of real behaviour use the embedded model or replay its recorded cal
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Sequence
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -361,3 +367,53 @@ def outcome(call: Any) -> Any:
         return exc
     event("value")
     return value
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def llama_server(*, n_ctx: int, ready_within: float = 120) -> Iterator[str]:
+    """llama-cpp-python's own OpenAI-compatible server on the assembled 0.5B model, on loopback: its base URL.
+    Skips the test where llama-cpp-python[server] or the weights are missing; stops the server afterwards."""
+    import httpx
+    import pytest
+
+    from situated.errors import BackendError
+    from situated.llm.models import ensure_model
+
+    pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
+    try:
+        model = ensure_model("qwen2.5-coder-0.5b")
+    except BackendError as exc:
+        pytest.skip(str(exc))
+    port = free_port()
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+               "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2", "--verbose", "False"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + ready_within
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited: {proc.stderr.read().decode()[-800:] if proc.stderr else ''}")
+            try:
+                if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama_cpp.server did not become ready within {ready_within:g} s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

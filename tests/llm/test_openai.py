@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
+import fakes
+from fakes import free_port
 from situated.errors import BackendError
 from situated.llm import load
 from situated.llm.openai import OpenAILLM
@@ -170,14 +168,8 @@ def test_json_invalid_twice_is_a_backend_error() -> None:
     assert len(seen) == 2
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_connection_refused_is_a_clear_error() -> None:
-    url = f"http://127.0.0.1:{_free_port()}/v1"  # bound then closed: nothing listens there
+    url = f"http://127.0.0.1:{free_port()}/v1"  # bound then closed: nothing listens there
     with pytest.raises(BackendError, match=r"connection failed \(ConnectError\) after 3 tries"):
         backend(url).complete("hi")
 
@@ -240,41 +232,8 @@ def test_base_url_and_key_come_from_the_environment(monkeypatch: pytest.MonkeyPa
 @pytest.fixture(scope="module")
 def llama_server() -> Iterator[str]:
     """llama-cpp-python's own OpenAI-compatible server on the assembled 0.5B model."""
-    pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
-    from situated.llm.models import ensure_model
-
-    try:
-        model = ensure_model("qwen2.5-coder-0.5b")
-    except BackendError as exc:
-        pytest.skip(str(exc))
-    port = _free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--n_ctx", "2048", "--n_threads", "2", "--verbose", "False"]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"llama_cpp.server exited: {proc.stderr.read().decode()[-800:] if proc.stderr else ''}"
-                )
-            try:
-                if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama_cpp.server did not become ready within 90 s")
-            time.sleep(0.5)
+    with fakes.llama_server(n_ctx=2048, ready_within=90) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.slow

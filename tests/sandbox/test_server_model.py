@@ -4,21 +4,14 @@ table before it is shown, and "Done." means the stated goal holds."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
-
-from situated.errors import BackendError
 
 pytest.importorskip("pybullet")
 pytest.importorskip("movement_primitives")
 
+from fakes import llama_server
 from situated.envs.tabletop import TabletopEnv
 from situated.llm.openai import OpenAILLM
 from situated.sandbox import SkillLibrary
@@ -26,48 +19,11 @@ from situated.sandbox.checking import try_plan
 from situated.sandbox.session import SandboxSession
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """llama_cpp.server on the 0.5B model, with room for the sandbox's prompt."""
-    pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server]")
-    from situated.llm.models import ensure_model
-
-    try:
-        model = ensure_model("qwen2.5-coder-0.5b")
-    except BackendError as exc:
-        pytest.skip(str(exc))
-    port = _free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-               "--port", str(port), "--n_ctx", "8192", "--n_threads", "2", "--verbose", "False"]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {proc.stderr.read().decode()[-800:] if proc.stderr else ''}")
-            try:
-                if httpx.get(f"{url}/models", timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama_cpp.server did not become ready within 120 s")
-            time.sleep(0.5)
+    with llama_server(n_ctx=8192, ready_within=120) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.slow
