@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,7 +75,25 @@ class LibraryFile:
 
 def connect(file: Path, timeout: float) -> sqlite3.Connection:
     """A checked, migrated connection to the library at `file` (created if absent or empty); DataError for
-    anything that is not a healthy library of this or an older schema version."""
+    anything that is not a healthy library of this or an older schema version.
+
+    Two processes opening a new file at once can meet where SQLite answers "database is locked" without waiting
+    (the switch to WAL, a read that must become a write); such an opening is tried again until `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return _connect_once(file, timeout)
+        except _Busy as busy:
+            if time.monotonic() >= deadline:
+                raise DataError(f"{file}: not a usable skill library ({busy})") from None
+            time.sleep(0.05)
+
+
+class _Busy(Exception):
+    """SQLite said the file is locked or busy while it was being opened."""
+
+
+def _connect_once(file: Path, timeout: float) -> sqlite3.Connection:
     precheck(file)
     try:
         db = sqlite3.connect(file, timeout=timeout, isolation_level=None)
@@ -98,8 +117,15 @@ def connect(file: Path, timeout: float) -> sqlite3.Connection:
                 check_schema(db, file, schema.schema_version())
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
+    except sqlite3.OperationalError as err:
+        db.close()
+        message = " ".join(str(err).split())
+        if "locked" in message or "busy" in message:
+            raise _Busy(message) from None
+        raise DataError(f"{file}: not a usable skill library ({message})") from None
     except sqlite3.Error as err:
         db.close()
         raise DataError(f"{file}: not a usable skill library ({' '.join(str(err).split())})") from None
