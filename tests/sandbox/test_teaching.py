@@ -211,7 +211,7 @@ def test_a_demonstrated_skill_joins_the_api_and_the_library(fresh: TabletopEnv, 
         taught = s.demo("hover", [tuple(ball + np.array((0, 0, 0.25))), tuple(ball + np.array((0, 0, 0.12)))])
         assert taught.kind == "taught" and taught.taught.text.startswith("hover(target)")
         assert s.space.get("hover").params == (Param("target", doc="an object or a taught place"),)
-        assert lib.get("hover").weights["format"] == "situated-demo-skill/1"
+        assert lib.get("hover").weights["format"] == "situated-demo-skill/2"
         plan = s.say("hover over the duck")
         assert plan.plan.text == "hover('duck')\n"
         assert s.confirm().execution.ok

@@ -94,7 +94,15 @@ class UnknownObject:
     name: str
 
 
-Answer = PlannedCalls | UnknownBehaviour | UnknownObject
+@dataclass(frozen=True)
+class UnknownSkill:
+    """The utterance asks for a motion of the arm no function makes (to be demonstrated); `objects` as named."""
+
+    name: str
+    objects: tuple[str, ...] = ()
+
+
+Answer = PlannedCalls | UnknownBehaviour | UnknownObject | UnknownSkill
 
 
 @dataclass(frozen=True)
@@ -227,7 +235,7 @@ Do not imitate the action with other functions: the person will teach it. A beha
 taught is one of the functions: call it.
 3. {"unknown_object": "<word>"}: the person named a thing that is no `Object` member, even allowing for \
 speech-to-text errors. Give its name in snake_case. Do not use another object instead: the person will point at it.
-Never invent a function or an object.
+{motions}Never invent a function or an object.
 
 The objects:
 ```python
@@ -237,6 +245,15 @@ The objects:
 The functions:
 {functions}
 """
+MOTION_FORM = """\
+One more form: {"unknown_skill": "<word>", "objects": ["<OBJECT>", ...]}: the person asked for a movement of \
+the arm that none of the functions makes, a gesture or a motion done at or with an object rather than a task of \
+several steps. Give the motion's name in snake_case and the objects the person named: the person will show the motion \
+by moving the arm. A motion the person showed is one of the functions: call it.
+"""
+"""The missing-motion answer form, offered when the person can demonstrate motions (`ToolCallPlanner(motions=True)`)."""
+MOTION_WORDS = ("tap", "nudge", "circle", "shake")
+"""Verbs for the in-context example of a missing motion (the first that the API does not have)."""
 GRIPPER = "GRIPPER"
 """The goal's word for "held by the robot"."""
 
@@ -273,10 +290,11 @@ def _function_line(action: Any) -> str:
     return json.dumps(tool, ensure_ascii=False)
 
 
-def system_prompt(space: ActionSpace, objects: Sequence[ObjectEntry]) -> str:
-    """The system message: collaboration, state, speech errors, the answer forms, the objects, the functions."""
-    return SYSTEM_PROMPT.replace("{objects}", render_objects(objects)).replace(
-        "{functions}", render_functions(space))
+def system_prompt(space: ActionSpace, objects: Sequence[ObjectEntry], motions: bool = False) -> str:
+    """The system message: collaboration, state, speech errors, the answer forms (with the missing-motion form
+    when `motions`), the objects, the functions."""
+    return SYSTEM_PROMPT.replace("{motions}", MOTION_FORM if motions else "").replace(
+        "{objects}", render_objects(objects)).replace("{functions}", render_functions(space))
 
 
 # -------------------------------------------------------------------------------------------------------------
@@ -351,11 +369,14 @@ def slip(name: str) -> str:
 
 
 def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
-                      containers: Iterable[str] = ()) -> list[Exchange]:
+                      containers: Iterable[str] = (), motions: bool = False) -> list[Exchange]:
     """In-context examples built from this API and scene: requests composed of several seed skills (a misspelled
     one among them), a pronoun for the held item, the table as a place, two items at once, a correction, a taught
     behaviour if there is one, arm-only requests, and each unknown answer. Each shows a state made of the
-    scene's own objects."""
+    scene's own objects. With `motions`, a missing motion too (`motion_example`)."""
+    if motions:  # a gesture is a motion to be shown, not a behaviour: the "wave at me" lesson is left out
+        plain = [e for e in example_exchanges(space, objects, containers) if e.utterance != "wave at me"]
+        return [*plain, *motion_example(space, objects, plain[-1].context if plain else "")]
     held_in = set(containers)
     holders = [o.name for o in objects if o.kind == "container" or o.name in held_in]
     items = [o.name for o in objects if o.kind == "item" and o.name not in held_in]
@@ -406,6 +427,16 @@ def _unknown_examples(items: Sequence[str], context: str) -> list[Exchange]:
     return out
 
 
+def motion_example(space: ActionSpace, objects: Sequence[ObjectEntry], context: str = "") -> list[Exchange]:
+    """The missing-motion answer, for a verb of `MOTION_WORDS` the API lacks, done at the scene's first item."""
+    items = [o.name for o in objects if o.kind == "item"]
+    verb = next((w for w in MOTION_WORDS if w not in space and w not in items), None)
+    if verb is None or not items:
+        return []
+    return [Exchange(f"{verb} the {_words(items[0])}", {"unknown_skill": verb, "objects": [items[0].upper()]},
+                     context)]
+
+
 def names_known(name: str, known: Iterable[str], *, parts: bool = True) -> bool:
     """Whether a name in an unknown answer (the model's output, not the utterance) stands for a known name: the
     same, one edit away (for names of three letters or more), a name's start of four letters or more
@@ -450,7 +481,7 @@ def goal_schema(objects: Sequence[ObjectEntry]) -> dict:
 
 
 def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_calls: int = MAX_CALLS,
-                  unknown_behaviour: bool = True, unknown_object: bool = True) -> dict:
+                  unknown_behaviour: bool = True, unknown_object: bool = True, unknown_skill: bool = False) -> dict:
     """The JSON schema of an answer, regenerated from the API: a goal over the known objects and calls, each
     function one alternative whose `function` is that name and whose `args` are exactly its parameters, each an
     enum of the known objects; or one of the two unknown answers (each can be left out)."""
@@ -485,6 +516,10 @@ def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_cal
         forms.append({"type": "object",
                       "properties": {"unknown_object": {"type": "string", "pattern": WORD_PATTERN}},
                       "required": ["unknown_object"], "additionalProperties": False})
+    if unknown_skill:
+        forms.append({"type": "object",
+                      "properties": {"unknown_skill": {"type": "string", "pattern": WORD_PATTERN}, "objects": named},
+                      "required": ["unknown_skill", "objects"], "additionalProperties": False})
     return {"anyOf": forms}
 
 
@@ -533,11 +568,13 @@ def read_answer(value: Any, space: ActionSpace, objects: Sequence[ObjectEntry]) 
         raise bad("expected an object with 'calls', 'unknown_behaviour' or 'unknown_object'")
     if set(value) == {"unknown_object"}:
         return UnknownObject(word(value["unknown_object"]))
-    if set(value) == {"unknown_behaviour", "objects"}:
+    if set(value) in ({"unknown_behaviour", "objects"}, {"unknown_skill", "objects"}):
         named = value["objects"]
         if not isinstance(named, list) or len(named) > MAX_OBJECTS:
             raise bad(f"'objects' must be a list of at most {MAX_OBJECTS} objects")
-        return UnknownBehaviour(word(value["unknown_behaviour"]), tuple(dict.fromkeys(member(o) for o in named)))
+        unknown = UnknownSkill if "unknown_skill" in value else UnknownBehaviour
+        return unknown(word(value.get("unknown_skill", value.get("unknown_behaviour"))),
+                       tuple(dict.fromkeys(member(o) for o in named)))
     if set(value) not in ({"calls"}, {"goal", "calls"}):
         raise bad(f"unexpected keys {sorted(value)}")
     try:
@@ -647,8 +684,10 @@ class ToolCallPlanner:
     """Maps utterances to calls over a growing API with one constrained JSON answer per utterance."""
 
     def __init__(self, llm: LLM, *, temperature: float = 0.0, max_tokens: int = 384, seed: int = 0,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, motions: bool = False) -> None:
         self.llm = llm
+        self.motions = motions
+        """Whether the person can demonstrate motions: the prompt and schema then offer `unknown_skill`."""
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.seed = seed
@@ -662,8 +701,8 @@ class ToolCallPlanner:
         if memory.base is None:
             memory.base = (space, tuple(objects))
         base_space, base_objects = memory.base
-        out = [{"role": "system", "content": system_prompt(base_space, base_objects)}]
-        for exchange in (*example_exchanges(base_space, base_objects, containers), *memory.exchanges):
+        out = [{"role": "system", "content": system_prompt(base_space, base_objects, self.motions)}]
+        for exchange in (*example_exchanges(base_space, base_objects, containers, self.motions), *memory.exchanges):
             out.append({"role": "user", "content": exchange.message})
             out.append({"role": "assistant", "content": dumps(exchange.answer)})
         out.append({"role": "user", "content": Exchange(utterance, {}, context).message})
@@ -688,6 +727,8 @@ class ToolCallPlanner:
         context, announces = turn_context(state, space, objects, memory)
         messages = self.messages(utterance, space, objects, memory, containers, context)
         allow = {"unknown_behaviour": not lesson, "unknown_object": True}
+        if self.motions:
+            allow["unknown_skill"] = not lesson
         if feedback is not None:
             messages += [{"role": "assistant", "content": dumps(feedback[0])},
                          {"role": "user", "content": f"On a copy of the table that plan fails: {feedback[1]}. "
@@ -699,7 +740,8 @@ class ToolCallPlanner:
             if isinstance(answer, UnknownObject) and (names_known(answer.name, [o.name for o in objects])
                                                       or answer.name in space):
                 allow["unknown_object"] = False
-            elif isinstance(answer, UnknownBehaviour) and names_known(answer.name, space.names, parts=False):
+            elif isinstance(answer, UnknownBehaviour | UnknownSkill) and names_known(answer.name, space.names,
+                                                                                     parts=False):
                 allow = dict.fromkeys(allow, False)  # it names a function: the utterance is a call of it
             else:
                 break

@@ -4,8 +4,9 @@ model cost, over a folder of `situated-session/1` files (`situated eval sandbox`
 Each file runs in a fresh session on its own new library, on the scene its comments name (`# scene: sorting`),
 else the built-in scene its file name starts with (`sorting_lesson.session`), else the default. A file whose
 comments say `# after: other.session` starts from the library that other file left (run first), as a new
-session of a later process would. One model serves the whole run; the first utterance's time includes loading
-it when the backend loads lazily.
+session of a later process would. A file whose comments say `# demonstrations: yes` runs a session in which the
+robot may ask to be shown a motion it lacks (`SandboxSession(motions=True)`). One model serves the whole run;
+the first utterance's time includes loading it when the backend loads lazily.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .script import read_script, run_script
 
 _SCENE = re.compile(r"#\s*scene:\s*([A-Za-z0-9_./-]+)\s*$")
 _AFTER = re.compile(r"#\s*after:\s*(\S+)\s*$")
+_DEMONSTRATIONS = re.compile(r"#\s*demonstrations:\s*yes\s*$")
 BUILTIN = ("gift_bag", "sorting", "fruit_bowl")
 
 
@@ -152,8 +154,9 @@ def evaluate(paths: Sequence[Path], llm: LLM, workdir: Path, *, default_scene: s
         env = TabletopEnv(scene, seed=seed)
         session_start = time.perf_counter()
         try:
-            with SkillLibrary.open(library) as lib, SandboxSession(env, llm, lib, scene=scene,
-                                                                   model=report.model) as session:
+            motions = any(_DEMONSTRATIONS.match(line) for line in _comments(path))
+            with SkillLibrary.open(library) as lib, SandboxSession(env, llm, lib, scene=scene, model=report.model,
+                                                                   motions=motions) as session:
                 result = run_script(session, statements, _first_utterance(report, started or session_start))
                 events = lib.events(session.session_id)
         finally:

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from ..program import Call, Condition, call_text, condition_text
 
-ReplyKind = Literal["plan", "executed", "teach", "taught", "unknown_object", "unknown_behaviour", "cancelled",
-                    "undone", "reset", "notice", "error"]
+ReplyKind = Literal["plan", "executed", "teach", "taught", "unknown_object", "unknown_behaviour", "unknown_skill",
+                    "cancelled", "undone", "reset", "notice", "error"]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,11 @@ One statement a line (blank lines ignored):
     point marker 0.5 0.1 0.02         ... or nearest a point (x, y, z) in metres
     demo tap 0.59 -0.34 0.25 ; 0.59 -0.34 0.12       a demonstration through waypoints (x y z ; ...)
     demo tap ball 0.59 -0.34 0.25 ; 0.59 -0.34 0.12  ... naming the object it is about
+    demo lift ball 0.59 -0.34 0.2 ; close ; 0.59 -0.34 0.3 ; open    ... with gripper events (close: grasp
+                                      what is under the gripper; open: let go)
+
+A `demo` given while the robot waits to be shown a motion answers it: the request that asked for the motion is
+planned again (and its plan confirmed, as any plan).
     undo pack                         forget the newest version of something taught
 
 A bad line is a `DataError` naming the file and line. A file is read and checked whole before anything runs;
@@ -29,6 +34,7 @@ from typing import Literal
 from .. import files
 from ..errors import DataError, ParseError
 from ..program import Condition
+from .motions import EVENTS
 from .replies import Reply
 from .session import SandboxSession, parse_condition
 
@@ -50,7 +56,8 @@ class ScriptLine:
     text: str = ""
     name: str = ""
     where: tuple[float, ...] = ()
-    waypoints: tuple[tuple[float, float, float], ...] = ()
+    waypoints: tuple[tuple[float, float, float] | str, ...] = ()
+    """A demo's steps: waypoints (x, y, z) and gripper events ("close", "open")."""
     reference: str | None = None
     condition: Condition | None = None
 
@@ -104,18 +111,23 @@ def parse_line(raw: str, number: int, source: str) -> ScriptLine | None:
         return ScriptLine("point", number, name=args[0], where=numbers)
     if keyword == "demo":
         if not args or not _NAME.fullmatch(args[0]):
-            raise bad("expected 'demo NAME [OBJECT] x y z ; x y z ; ...'")
+            raise bad("expected 'demo NAME [OBJECT] x y z ; x y z ; ...' (and 'close' / 'open' for the gripper)")
         name, rest_words = args[0], args[1:]
         reference = None
-        if rest_words and _NAME.fullmatch(rest_words[0]):
+        if rest_words and _NAME.fullmatch(rest_words[0]) and rest_words[0] not in EVENTS:
             reference, rest_words = rest_words[0], rest_words[1:]
-        points = []
+        steps: list[tuple[float, float, float] | str] = []
         for k, chunk in enumerate(" ".join(rest_words).split(";")):
+            if chunk.strip() in EVENTS:
+                steps.append(chunk.strip())
+                continue
             values = _numbers(chunk.split(), bad)
             if len(values) != 3:
-                raise bad(f"demo waypoint {k + 1}: expected 'x y z' (metres), got {chunk.strip()!r}")
-            points.append((values[0], values[1], values[2]))
-        return ScriptLine("demo", number, name=name, waypoints=tuple(points), reference=reference)
+                raise bad(f"demo waypoint {k + 1}: expected 'x y z' (metres), 'close' or 'open', got {chunk.strip()!r}")
+            steps.append((values[0], values[1], values[2]))
+        if all(isinstance(step, str) for step in steps):
+            raise bad("demo: give at least one waypoint 'x y z'")
+        return ScriptLine("demo", number, name=name, waypoints=tuple(steps), reference=reference)
     raise bad(f"unknown statement {keyword!r} (expected 'user:', 'expect:', 'reset', 'point', 'demo' or 'undo')")
 
 

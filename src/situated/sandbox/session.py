@@ -18,7 +18,10 @@ printed), so a terminal console, a script runner and a web page drive it alike:
   recorded calls become its body; the model writes its parameter names and docstring (`ToolCallPlanner.teach`).
   It joins the API and the library at once.
 - **Objects** are taught by pointing (`point`): a pixel of the camera image is lifted to 3-D with the depth image.
-- **Skills** are taught by demonstration (`demo`): a DMP fitted to the recorded trajectory (`motions.py`).
+- **Skills** are taught by demonstration (`demo`): a DMP fitted to the recorded trajectory, with the gripper's
+  close/open events (`motions.py`). With `motions=True` the planner may answer that a motion is missing
+  (`unknown_skill`); the robot asks to be shown it, and the next `demo` of that name answers: the skill joins the
+  API and the request is planned again.
 - **Persistence**: everything taught, and every event of the session, goes to the `SkillLibrary`; a new session
   on the same library starts with all of it back in its API.
 """
@@ -44,6 +47,7 @@ from ..planners.toolcall import (
     TableState,
     ToolCallPlanner,
     UnknownBehaviour,
+    UnknownSkill,
     Usage,
     answer_of_calls,
 )
@@ -54,7 +58,7 @@ from .checking import search, try_plan, unmet_text
 from .lessons import effect, generalize, rerun
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
-from .motions import DemoSkill, learn_from_demo
+from .motions import DemoSkill, DemoStep, learn_from_demo
 from .objects import containers_of, pointed_description, scene_entries, taught_kind
 from .replies import CallOutcome, Execution, Plan, Reply, SkillOutcome, Taught
 from .table_copy import TableCopy
@@ -80,15 +84,25 @@ class PendingObject:
     utterance: str
 
 
+@dataclass(frozen=True)
+class PendingSkill:
+    """A motion the planner found missing, waiting to be demonstrated, the utterance that asked for it and the
+    objects it named (the first is what the demonstration is shown on, unless the demo names another)."""
+
+    name: str
+    utterance: str
+    objects: tuple[str, ...] = ()
+
+
 class SandboxSession:
     """One user's session with the arm (see the module docstring). Not thread-safe: one caller at a time."""
 
     def __init__(self, env: TabletopEnv, llm: LLM, library: SkillLibrary, *, scene: str = "",
-                 model: str | None = None, planner: ToolCallPlanner | None = None) -> None:
+                 model: str | None = None, planner: ToolCallPlanner | None = None, motions: bool = False) -> None:
         self.env = env
         self.world = SandboxWorld(env)
         self.library = library
-        self.planner = planner or ToolCallPlanner(llm)
+        self.planner = planner or ToolCallPlanner(llm, motions=motions)
         self.memory = Memory()
         self.space: ActionSpace = SANDBOX_SPACE
         self.scene_objects = scene_entries(env)
@@ -97,6 +111,7 @@ class SandboxSession:
         """What happened while loading the library (things skipped and why)."""
         self.pending: Plan | None = None
         self.pending_object: PendingObject | None = None
+        self.pending_skill: PendingSkill | None = None
         self.teaching: Teaching | None = None
         self.usage = Usage()
         self.last = ""
@@ -116,8 +131,10 @@ class SandboxSession:
 
     @property
     def mode(self) -> str:
-        """"confirm" (a plan awaits confirmation), "point" (an object awaits pointing) or "ready"."""
-        return "confirm" if self.pending else "point" if self.pending_object else "ready"
+        """"confirm" (a plan awaits confirmation), "point" (an object awaits pointing), "demo" (a motion awaits
+        demonstration) or "ready"."""
+        return ("confirm" if self.pending else "point" if self.pending_object else "demo" if self.pending_skill
+                else "ready")
 
     def behaviours(self) -> list[Behaviour]:
         return [a for a in self.space.actions if isinstance(a, Behaviour)]
@@ -150,6 +167,10 @@ class SandboxSession:
             self._log("note", {"text": f"the {self.pending_object.name} was never pointed at"})
             self.memory.drop_last(self.pending_object.utterance)
             self.pending_object = None
+        if self.pending_skill is not None:  # never shown
+            self._log("note", {"text": f"{self.pending_skill.name} was never demonstrated"})
+            self.memory.drop_last(self.pending_skill.utterance)
+            self.pending_skill = None
         self._log("utterance", {"text": text})
         if self.teaching is not None:
             if is_done(text):
@@ -213,10 +234,26 @@ class SandboxSession:
             self.teaching = Teaching(answer.name, request, answer.objects, start=table)
             return Reply("teach", f"I don't know how to {_words(answer.name)}. Teach me: tell me the steps one at a "
                                   "time, then say \"that's it\".")
+        if isinstance(answer, UnknownSkill):
+            return self._ask_for_motion(request, answer)
         self._log("unknown_object", {"utterance": request, "name": answer.name})
         self.pending_object = PendingObject(answer.name, request)
         return Reply("unknown_object", f"I don't know the {_words(answer.name)}. Show me where it is: point "
                                        f"{answer.name} U V (a pixel of the camera image).")
+
+    def _ask_for_motion(self, request: str, answer: UnknownSkill) -> Reply:
+        """The planner found a motion missing: ask to be shown it (`demo`), on the first object the request named."""
+        self._log("unknown_skill", {"utterance": request, "name": answer.name, "objects": list(answer.objects)})
+        problem = self._name_problem(answer.name, "skill")
+        if problem:
+            self.memory.drop_last(request)
+            return Reply("error", f"I don't know how to do that, and I cannot learn it as {answer.name!r}: {problem}.")
+        self.pending_skill = PendingSkill(answer.name, request, answer.objects)
+        words, target = _words(answer.name), answer.objects[0] if answer.objects else None
+        on = f", on the {_words(target)}" if target else ""
+        return Reply("unknown_skill", f"I don't know how to {words}. Show me how to {words}{on}: demo {answer.name}"
+                                      f"{' ' + target if target else ''} x y z ; x y z ; ... (waypoints in metres, "
+                                      "'close' and 'open' for the gripper).")
 
     def _checked(self, request: str, reply: PlannerReply, table: TableCopy,
                  state: TableState) -> tuple[tuple[Call, ...], str]:
@@ -342,6 +379,7 @@ class SandboxSession:
         """Put the world back in the scene's initial state; everything taught is kept."""
         self.pending = None
         self.pending_object = None
+        self.pending_skill = None
         seen = self.env.reset()
         self._log("reset", {})
         return Reply("reset", f"The table is set up again. {seen}")
@@ -450,24 +488,39 @@ class SandboxSession:
             return Reply(follow.kind, f"{said} {follow.say}", plan=follow.plan, taught=taught)
         return Reply("taught", said, taught=taught)
 
-    def demo(self, name: str, waypoints: Sequence[Sequence[float]], reference: str | None = None) -> Reply:
-        """The user demonstrates a motion through `waypoints` (the arm moves and is recorded); a DMP fitted to it
-        becomes skill `name(target)`, which repeats the motion toward any object or location."""
+    def demo(self, name: str, steps: Sequence[DemoStep], reference: str | None = None) -> Reply:
+        """The user demonstrates a motion through `steps` — waypoints (x, y, z) and the gripper's "close" / "open"
+        (the arm moves and is recorded); a DMP fitted to it becomes skill `name(target)`, which repeats the motion,
+        gripper events included, toward any object or location. If the robot was waiting to be shown this
+        motion, the demonstration is about the first object the request named (unless `reference` says
+        otherwise) and the request is planned again."""
         name = name.strip().lower()
         existing = self.library.get(name)
         if not isinstance(existing, SkillRecord):
             problem = self._name_problem(name, "skill")
             if problem:
                 return Reply("error", f"I cannot learn a skill called {name!r}: {problem}.")
+        waiting = self.pending_skill if self.pending_skill and self.pending_skill.name == name else None
+        if reference is None and waiting is not None and waiting.objects:
+            reference = waiting.objects[0]
         try:
-            skill = learn_from_demo(self.env, name, waypoints, reference)
+            skill = learn_from_demo(self.env, name, steps, reference)
             self.library.add_skill(name, [skill.param], skill.doc, skill.to_weights())
         except DataError as err:
             return Reply("error", f"I could not learn {name}: {err}")
         self._add_skill(skill)
         self._log("teaching", {"kind": "skill", "name": name, "reference": skill.reference,
-                               "offset": [round(v, 4) for v in skill.offset], "waypoints": len(waypoints)})
-        return Reply("taught", f"I learned {name}: {skill.doc}", taught=Taught("skill", name, self.definition(name)))
+                               "offset": [round(v, 4) for v in skill.offset],
+                               "waypoints": sum(not isinstance(step, str) for step in steps),
+                               "events": [event for _, event in skill.events]})
+        taught = Taught("skill", name, self.definition(name))
+        said = f"I learned {name}: {skill.doc}"
+        if waiting is None:
+            return Reply("taught", said, taught=taught)
+        self.pending_skill = None
+        self.memory.drop_last(waiting.utterance)
+        follow = self._plan(waiting.utterance)
+        return Reply(follow.kind, f"{said} {follow.say}", plan=follow.plan, taught=taught)
 
     def undo(self, name: str) -> Reply:
         """Forget the newest version of a taught behaviour, object or skill (back to the previous one, if any).
@@ -579,6 +632,8 @@ class SandboxSession:
                     "name": self.teaching.name, "utterance": self.teaching.utterance,
                     "steps": [call_text(c) for c in self.teaching.steps]},
                 "pending_object": None if self.pending_object is None else self.pending_object.name,
+                "pending_skill": None if self.pending_skill is None else {
+                    "name": self.pending_skill.name, "objects": list(self.pending_skill.objects)},
                 "functions": [self.definition(a.name) for a in self.space.actions],
                 "objects": [{"name": o.name, "doc": o.doc} for o in self.objects], "notes": list(self.notes)}
 
