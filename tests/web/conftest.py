@@ -20,8 +20,9 @@ from situated.web.runner import SessionRunner
 LOOPBACK = "http://127.0.0.1:8000"
 
 
-def opener(llm: Any, library: Path) -> Callable[[ExitStack], Any]:
-    """Opens the gift-bag scene, the library and a session on `llm` (on the runner's thread)."""
+def opener(llm: Any, library: Path, motions: bool = False) -> Callable[[ExitStack], Any]:
+    """Opens the gift-bag scene, the library and a session on `llm` (on the runner's thread); `motions`: the
+    robot may ask to be shown a motion."""
 
     def open_session(stack: ExitStack) -> Any:
         from situated.envs.tabletop import TabletopEnv
@@ -31,14 +32,15 @@ def opener(llm: Any, library: Path) -> Callable[[ExitStack], Any]:
         lib = stack.enter_context(SkillLibrary.open(library))
         env = TabletopEnv("gift_bag", seed=0)
         stack.callback(env.close)
-        return stack.enter_context(SandboxSession(env, llm, lib, scene="gift_bag", model=getattr(llm, "uri", None)))
+        return stack.enter_context(SandboxSession(env, llm, lib, scene="gift_bag", model=getattr(llm, "uri", None),
+                                                  motions=motions))
 
     return open_session
 
 
 @contextmanager
-def web_console(llm: Any, library: Path, recognizer: Any = None) -> Iterator[WebConsole]:
-    with SessionRunner(opener(llm, library)) as runner:
+def web_console(llm: Any, library: Path, recognizer: Any = None, motions: bool = False) -> Iterator[WebConsole]:
+    with SessionRunner(opener(llm, library, motions)) as runner:
         yield WebConsole(runner, recognizer)
 
 

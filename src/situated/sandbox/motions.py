@@ -2,7 +2,8 @@
 
 A demonstration (in the simulator: `TabletopEnv.record_demo(waypoints)`, a teleoperated stand-in for the paper's
 kinesthetic teaching) ends near some object, the skill's *reference*; the skill keeps the DMP and the offset of
-the demonstration's final position from the reference's position. Called on a target (an object or a taught
+the demonstration's final position from the reference's position (an object's top centre, so that a motion ends
+as high above a taller object as above the one it was shown on). Called on a target (an object or a taught
 location), it rolls the DMP out from the arm's current pose to the target's position plus that offset, with the
 demonstration's final orientation, and the arm follows the rollout (`TabletopEnv.follow`, which succeeds when
 the arm ends within 1 cm of the goal). The library stores the skill's `weights` as a `situated-demo-skill/1`
@@ -46,13 +47,13 @@ def _wxyz_to_xyzw(q: np.ndarray) -> np.ndarray:
 
 
 def object_position(env: TabletopEnv, name: str) -> tuple[float, float, float] | None:
-    """Where a name is: an object's bottom centre (scene name or taught name) or a taught location; None if
-    the world has no such name."""
+    """Where a name is: an object's top centre (scene name or taught name; a motion shown above one object then
+    clears a taller one) or a taught location; None if the world has no such name."""
     snap = env.snapshot()
     key = env.resolve(name)
     if key is not None and key in snap["objects"]:
-        x, y, z = snap["objects"][key]["position"]
-        return (float(x), float(y), float(z))
+        x, y, _ = snap["objects"][key]["position"]
+        return (float(x), float(y), float(env.world.top(key)))
     spot = snap["locations"].get(name)
     return None if spot is None else (float(spot[0]), float(spot[1]), float(spot[2]))
 

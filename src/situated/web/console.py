@@ -25,6 +25,8 @@ from .messages import (
     Check,
     Confirm,
     Correct,
+    Demo,
+    Keypoint,
     Look,
     Point,
     Reset,
@@ -109,6 +111,8 @@ class WebConsole:
             reply = session.reset()
         elif isinstance(action, Point):
             reply = self._point(session, action)
+        elif isinstance(action, Demo):
+            reply = self._demo(session, action)
         elif isinstance(action, Look):
             self._pixel(action.u, action.v)
             seen = session.env.object_at_pixel(action.u, action.v)
@@ -135,6 +139,22 @@ class WebConsole:
             name = session.pending_object.name
         self._said("you", "point", f"point {name} at ({action.u}, {action.v})")
         return session.point(name, (action.u, action.v))
+
+    def _demo(self, session: SandboxSession, action: Demo) -> Reply:
+        """Keypoints lifted to 3-D with the depth image (raised by their height), gripper events as they are."""
+        steps: list[tuple[float, float, float] | str] = []
+        for step in action.steps:
+            if isinstance(step, Keypoint):
+                self._pixel(step.u, step.v)
+                x, y, z = session.env.pixel_to_point(step.u, step.v)
+                steps.append((round(x, 4), round(y, 4), round(z + step.height, 4)))
+            else:
+                steps.append(step)
+        name = action.name.strip().lower().replace(" ", "_")
+        reference = action.object.strip().lower().replace(" ", "_") if action.object else None
+        shown = " ; ".join(s if isinstance(s, str) else "{:.3f} {:.3f} {:.3f}".format(*s) for s in steps)
+        self._said("you", "demo", f"demo {name}{' ' + reference if reference else ''} {shown}")
+        return session.demo(name, steps, reference)
 
     def _pixel(self, u: int, v: int) -> None:
         width, height = self._picture[2]

@@ -2,8 +2,10 @@
 
 An action is one JSON object whose `type` says what the user did: `{"type": "say", "text": "pack the ball"}`,
 `{"type": "confirm"}`, `{"type": "point", "u": 120, "v": 88}` (the object the robot asked about) or with a `name`,
-... Anything else — an unknown type or field, a missing field, a text too long, a negative pixel — is refused
-with one line naming the field (`BadRequest`).
+`{"type": "demo", "name": "knock", "steps": [{"u": 200, "v": 90, "height": 0.1}, "close", ...]}` (keypoints clicked
+on the camera image, each lifted to 3-D with the depth image and raised `height` metres above the surface seen
+there, and gripper events), ... Anything else — an unknown type or field, a missing field, a text too long, a
+negative pixel — is refused with one line naming the field (`BadRequest`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ MAX_TEXT = 500
 MAX_NAME = 40
 MAX_CONDITION = 200
 MAX_PIXEL = 10_000
+MAX_DEMO_STEPS = 64
+MAX_HEIGHT = 0.5
+"""Highest a demonstration's keypoint may be raised above the surface clicked (m)."""
 MAX_JSON_BODY = 16 * 1024
 """Largest JSON body (HTTP) or websocket message accepted, in bytes."""
 MAX_WAV_BODY = 4 * 1024 * 1024
@@ -71,6 +76,24 @@ class Point(_Action):
     name: Name | None = None
 
 
+class Keypoint(_Action):
+    """A demonstration's waypoint: pixel (u, v) of the camera image, `height` metres above the surface there."""
+
+    u: Pixel
+    v: Pixel
+    height: Annotated[float, Field(ge=0.0, le=MAX_HEIGHT, allow_inf_nan=False)] = 0.1
+
+
+class Demo(_Action):
+    """A demonstration: keypoints clicked on the camera image and gripper events, in order; it becomes skill
+    `name` (`object`: what it is shown on; default the object the robot asked about, else the nearest one)."""
+
+    type: Literal["demo"]
+    name: Name
+    object: Name | None = None
+    steps: Annotated[list[Keypoint | Literal["close", "open"]], Field(min_length=1, max_length=MAX_DEMO_STEPS)]
+
+
 class Look(_Action):
     """What is at pixel (u, v)? (Nothing is taught.)"""
 
@@ -95,7 +118,7 @@ class Check(_Action):
     condition: Annotated[str, Field(min_length=1, max_length=MAX_CONDITION)]
 
 
-Action = Annotated[Say | Confirm | Cancel | Correct | Teach | Point | Look | Undo | Reset | Check,
+Action = Annotated[Say | Confirm | Cancel | Correct | Teach | Point | Demo | Look | Undo | Reset | Check,
                    Field(discriminator="type")]
 
 
@@ -139,7 +162,7 @@ def one_line(err: PydanticError) -> str:
     return " ".join(f"{_strip_tag(where)}: {first['msg']}".split())
 
 
-TYPES = ("say", "confirm", "cancel", "correct", "teach", "point", "look", "undo", "reset", "check")
+TYPES = ("say", "confirm", "cancel", "correct", "teach", "point", "demo", "look", "undo", "reset", "check")
 
 
 def _strip_tag(where: str) -> str:
