@@ -12,7 +12,7 @@ import pytest
 
 from fakes import ScriptedLLM
 from situated.actions import SANDBOX_SPACE, Behaviour, Param
-from situated.errors import ParseError, ValidationError
+from situated.errors import DataError, ParseError, ValidationError
 from situated.program import Call, Var
 
 pytest.importorskip("pybullet")
@@ -202,6 +202,18 @@ def test_a_demonstrated_skill_reaches_a_new_goal_within_1_cm(fresh: TabletopEnv)
         assert result.ok, result.reason
         assert np.linalg.norm(np.array(fresh.ee_pose()[0]) - goal) < 0.01
         assert np.linalg.norm(goal - (ball + skill.offset)) > 0.1  # a new goal, not the demonstrated one
+
+
+def test_skills_stored_before_gripper_events_still_load_and_bad_events_are_refused(fresh: TabletopEnv) -> None:
+    ball = np.array(object_position(fresh, "ball"))
+    above = [tuple(ball + np.array((0.0, 0.0, height))) for height in (0.2, 0.1)]
+    skill = learn_from_demo(fresh, "hover", above)
+    version_1 = {k: v for k, v in skill.to_weights().items() if k != "events"} | {"format": "situated-demo-skill/1"}
+    assert DemoSkill.from_weights("hover", skill.doc, version_1) == skill and skill.events == ()
+    for events, problem in (([[0.5, "wave"]], r"events\[0\]"), ([[1.5, "close"]], r"events\[0\]"),
+                            ([[0.6, "close"], [0.4, "open"]], "must not decrease"), ("close", "list")):
+        with pytest.raises(DataError, match=problem):
+            DemoSkill.from_weights("hover", "", skill.to_weights() | {"events": events}, source="skill hover")
 
 
 def test_a_demonstrated_skill_joins_the_api_and_the_library(fresh: TabletopEnv, tmp_path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -18,6 +19,22 @@ from situated.web.console import WebConsole
 from situated.web.runner import SessionRunner
 
 LOOPBACK = "http://127.0.0.1:8000"
+SHOTS = os.environ.get("SITUATED_SCREENSHOTS")
+"""Where the browser tests save the screenshots of docs/sandbox_web.md (unset: nowhere, as in CI)."""
+
+
+def shot(page: Any, name: str) -> None:
+    """Save the page as `sandbox_web_NAME.png` under SITUATED_SCREENSHOTS, when it is set (in 256 colours, to
+    keep the file small)."""
+    if SHOTS:
+        from PIL import Image
+
+        path = Path(SHOTS) / f"sandbox_web_{name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(path))
+        with Image.open(path) as image:
+            small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+        small.save(path, optimize=True)
 
 
 def opener(llm: Any, library: Path, motions: bool = False) -> Callable[[ExitStack], Any]:

@@ -30,7 +30,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from situated.web.app import create_app
 from situated.web.server import ServerThread
-from web.conftest import pixel_of, web_console
+from web.conftest import pixel_of, shot, web_console
 
 CHROMIUM = shutil.which("chromium")
 if CHROMIUM is None:
@@ -131,6 +131,7 @@ def test_a_behaviour_is_taught_and_used_through_the_page(browser: Any, tmp_path:
             confirm(page)
         assert page.text_content("#teaching-steps").split("\n") == ["pickup('ball')", "goto('gift_bag')",
                                                                     "release()", "release()"]
+        shot(page, "behaviour_steps")
         turns = page.locator("#log .robot").count()
         page.click("#done")  # "that's it"
         page.locator("#log .robot").nth(turns).wait_for()
@@ -140,6 +141,7 @@ def test_a_behaviour_is_taught_and_used_through_the_page(browser: Any, tmp_path:
         library.wait_for()
         assert "def pack(item):" in library.text_content() and "v1" in library.text_content()
         assert "pack(item)" in page.text_content("#library-api")
+        shot(page, "behaviour_learned")
 
         say(page, "pack the toy car")  # the taught behaviour, shown with the skills it runs
         assert page.text_content("#plan") == "pack('toy_car')\n" and page.locator("#plan-expanded-box").is_visible()

@@ -144,13 +144,19 @@ def listen_lines(session: Any, recognizer: Any, path: str, read: Callable[[str],
     return "" if answer.lower() in ("", "n", "no") else answer
 
 
+def _demo_steps(steps: Any) -> str:
+    """`3 waypoints, close, open`: a demo's waypoint count and its gripper events."""
+    events = [s for s in steps if isinstance(s, str)]
+    return f"{len(steps) - len(events)} waypoints" + "".join(f", {e}" for e in events)
+
+
 def _step_lines(step: Any) -> list[str]:
     line = step.line
     if line.kind == "expect":
         return [f"expect {line.text}: {'met' if step.met else 'NOT MET'}"]
     head = {"user": f"you: {line.text}", "reset": "reset", "undo": f"undo {line.name}",
             "point": f"point {line.name} {' '.join(f'{v:g}' for v in line.where)}",
-            "demo": f"demo {line.name} ({len(line.waypoints)} waypoints)"}[line.kind]
+            "demo": f"demo {line.name} ({_demo_steps(line.waypoints)})"}[line.kind]
     out = [f"[{line.number}] {head}"]
     for reply in step.replies:
         out += reply_lines(reply)

@@ -21,6 +21,7 @@ Say what the robot should do, e.g. "pick up the ball". Commands:
   point NAME U V            name the object at pixel (U, V) of the camera image (see: image PATH)
   point NAME X Y Z          name the object nearest a point (metres)
   demo NAME [OBJECT] x y z ; x y z ; ...   demonstrate a motion; it becomes skill NAME(target)
+                            (a step may be close or open: the gripper grasps or lets go there)
   teach NAME                teach a behaviour by showing its steps (end with "that's it")
   undo NAME                 forget the newest version of something taught
   image PATH                save the camera image (PNG)
