@@ -206,8 +206,8 @@ def test_a_place_is_taught_by_clicking_the_empty_table(browser: Any, tmp_path: P
         page.fill("#point-name", "corner")
         page.click("#point-mode")
         said = answered(page, lambda: click_pixel(page, *spot))
-        shot(page, "place")
         assert said == "Now I know the corner."
         page.locator("#library-objects .entry[data-name=corner]").wait_for()
+        shot(page, "place")
         assert "corner" in console.runner.call(lambda s: [o.name for o in s.objects])
         page.close()
