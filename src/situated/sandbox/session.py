@@ -491,16 +491,16 @@ class SandboxSession:
     def demo(self, name: str, steps: Sequence[DemoStep], reference: str | None = None) -> Reply:
         """The user demonstrates a motion through `steps` — waypoints (x, y, z) and the gripper's "close" / "open"
         (the arm moves and is recorded); a DMP fitted to it becomes skill `name(target)`, which repeats the motion,
-        gripper events included, toward any object or location. If the robot was waiting to be shown this
-        motion, the demonstration is about the first object the request named (unless `reference` says
-        otherwise) and the request is planned again."""
+        gripper events included, toward any object or location. If the robot was waiting to be shown a motion,
+        this demonstration answers it (under the name the person gives it): it is about the first object the
+        request named (unless `reference` says otherwise), and the request is planned again."""
         name = name.strip().lower()
         existing = self.library.get(name)
         if not isinstance(existing, SkillRecord):
             problem = self._name_problem(name, "skill")
             if problem:
                 return Reply("error", f"I cannot learn a skill called {name!r}: {problem}.")
-        waiting = self.pending_skill if self.pending_skill and self.pending_skill.name == name else None
+        waiting = self.pending_skill  # the person names what they show: any demo answers the question
         if reference is None and waiting is not None and waiting.objects:
             reference = waiting.objects[0]
         try:
