@@ -27,10 +27,10 @@ AREA = ((0.35, 0.70), (-0.35, 0.35))
 
 def free_spot(snapshot: dict) -> tuple[float, float, float] | None:
     """The free spot nearest the gripper, on a 2 cm grid within `AREA`, where the held item (if any) keeps
-    `CLEARANCE` from every other object's footprint."""
+    `CLEARANCE` from every other object's footprint, as the camera sees them."""
     held = snapshot.get("held")
     own = _radius(held) if held else 0.03
-    centres = [(*o["position"][:2], _radius(n) + own + CLEARANCE) for n, o in snapshot["objects"].items()
+    centres = [(*o["position"][:2], _radius(n) + own + CLEARANCE) for n, o in snapshot["seen"].items()
                if n != held]
     gx, gy, _ = snapshot["gripper"]["position"]
     best: tuple[float, tuple[float, float, float]] | None = None
