@@ -58,7 +58,7 @@ class TabletopEnv:
                  slip_probability: float = 0.0, camera: Camera | None = None, perception_noise: float = 0.0) -> None:
         """`scene`: a Scene, catalogue names (laid out with `seed`), a built-in scene's name or a scene file.
         `perception_noise`: standard deviation (m) of the error on each lifted camera point (seeded by `seed`);
-        grasps hold up to 1 cm (docs/sandbox.md, "Perception")."""
+        every grasp held up to 3 cm in the benchmark, 2 cm is the documented level (docs/sandbox.md, "Perception")."""
         if not 0.0 <= slip_probability <= 1.0:
             raise ValueError(f"slip_probability must lie in [0, 1], got {slip_probability}")
         if not 0.0 <= perception_noise <= 0.2:
@@ -70,11 +70,11 @@ class TabletopEnv:
         self.world = World(self.scene)
         self._rng = random.Random(seed)
         self._noise = np.random.default_rng(seed)
-        self.skills = Skills(self.world, self._rng, slip_probability, look=self.look)
+        self.skills = Skills(self.world, self._rng, slip_probability, look=self.look, put_down=self._put_down)
         self.aliases: dict[str, str] = {}                 # taught name → body name
         self.locations: dict[str, tuple[float, float, float]] = {}
         self._seen: tuple[int, Observation] | None = None
-        self._percepts: tuple[Observation, dict[str, Percept]] | None = None
+        self._percepts: tuple[Observation | None, dict[str, Percept]] | None = None
 
     @classmethod
     def from_file(cls, path: str | Path, *, seed: int = 0, slip_probability: float = 0.0,
@@ -465,6 +465,28 @@ class TabletopEnv:
                 now[name] = old
         self._percepts = (observation, now)
         return now
+
+    def _put_down(self, name: str, origin: np.ndarray, yaw: float) -> None:
+        """Remember where the arm let go of an item (on the floor of the container seen under it, else on the
+        table) until the camera sees it again: the hand above it hides it from the camera for a while."""
+        known = dict(self._percepts[1]) if self._percepts is not None else {}
+        floor = TABLE_Z
+        for container, p in known.items():
+            shape = self.world.bodies[container].spec.container
+            if shape is None:
+                continue
+            c, s = np.cos(p.yaw), np.sin(p.yaw)
+            dx, dy = origin[0] - p.origin[0], origin[1] - p.origin[1]
+            x, y = c * dx + s * dy, -s * dx + c * dy
+            over = (abs(x) <= shape.half_x and abs(y) <= shape.half_y) if shape.footprint == "rect" else (
+                np.hypot(x, y) <= shape.half_x)
+            if over:
+                floor = p.origin[2] + shape.floor
+        body = self.world.bodies[name]
+        height = body.high[2] - body.low[2]
+        known[name] = Percept(name, (float(origin[0]), float(origin[1]), float(floor)), yaw, float(floor + height),
+                              0, by_arm=True)
+        self._percepts = (None, known)
 
     def look(self, grip: Grip | None = None) -> SeenWorld:
         """The table as the camera sees it now: what the skills aim with (one render per state)."""

@@ -63,11 +63,14 @@ class Skills:
     slips (seeded by the environment)."""
 
     def __init__(self, world: World, rng: random.Random, slip_probability: float = 0.0,
-                 look: Callable[[Grip | None], SeenWorld] | None = None) -> None:
+                 look: Callable[[Grip | None], SeenWorld] | None = None,
+                 put_down: Callable[[str, np.ndarray, float], None] | None = None) -> None:
         self.world = world
         self.rng = rng
         self.slip_probability = slip_probability
         self.look = look
+        self.put_down = put_down
+        """Told what the gripper lets go of, where (its frame's origin) and turned how (yaw), as the arm knows it."""
         self.grip: Grip | None = None
         """Where the held item sits in the hand (from the percept it was grasped on)."""
         self._view: SeenWorld | None = None
@@ -329,6 +332,12 @@ class Skills:
 
     def release(self) -> str:
         """Open the gripper; whatever it held drops and comes to rest."""
+        held = self.world.held_name()
+        if held is not None and self.grip is not None and self.put_down is not None:
+            ee, q = self.arm.ee_pose()
+            hand = rotation(q)
+            turn = hand @ self.grip.rotation
+            self.put_down(held, ee + hand @ self.grip.offset, math.atan2(turn[1, 0], turn[0, 0]))
         self.grip = None
         self.arm.detach()
         self.arm.move_fingers(0.04, timeout=0.4)
