@@ -115,3 +115,10 @@ def test_the_copy_of_the_table_cannot_reach_what_the_camera_cannot_see(fresh: Ta
         assert shown.plan.note == "Careful: on a copy of the table, pickup('duck'): I cannot see the duck."
         done = s.confirm()
         assert not done.execution.ok and done.say == "That did not work: pickup: I cannot see the duck."
+
+
+def test_grab_and_putin_puts_an_item_at_a_place(fresh: TabletopEnv) -> None:
+    assert fresh.add_location("spot", bare_table(fresh)).ok
+    result = fresh.step(Call("grab_and_putin", ("candy", "spot")))
+    assert result.ok, result.reason
+    assert "+ candy ON spot" in result.changes and fresh.holds(parse_condition("'candy' on 'spot'"))

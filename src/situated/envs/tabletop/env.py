@@ -317,13 +317,14 @@ class TabletopEnv:
         return self._run("pickup", lambda: self.skills.pickup(body))
 
     def grab_and_putin(self, item: str, container: str) -> StepResult:
-        """Pick the item up, release it into the container, go home; fails unless it ends inside."""
-        first, second = self.resolve(item), self.resolve(container)
+        """Pick the item up, release it into the container (or at a taught spot), go home; fails unless it ends
+        inside (on the table within 6 cm of the spot)."""
+        first, second = self.resolve(item), self._target(container)
         if first is None:
             return self._unknown("grab_and_putin", item)
         if second is None:
             return self._unknown("grab_and_putin", container)
-        return self._run("grab_and_putin", lambda: self.skills.grab_and_putin(first, second))
+        return self._run("grab_and_putin", lambda: self.skills.grab_and_putin(first, second, normalize(container)))
 
     # ------------------------------------------------------------------ motion primitives (Vocal Sandbox)
     def ee_pose(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
@@ -426,10 +427,17 @@ class TabletopEnv:
         return ""
 
     def _body_near(self, point: np.ndarray) -> str | None:
+        """The object the camera sees nearest a point (within 5 cm of its perceived box), or None."""
         best: tuple[float, str] | None = None
-        for name in self.world.bodies:
-            low, high = self.world.aabb(name)
-            distance = float(np.linalg.norm(point - np.clip(point, low, high)))
+        for name, seen in self.percepts().items():
+            spec = self.world.bodies[name].spec
+            c, s = np.cos(seen.yaw), np.sin(seen.yaw)
+            d = point - np.array(seen.origin)
+            local = np.array([c * d[0] + s * d[1], -s * d[0] + c * d[1], d[2]])
+            half = np.array([spec.footprint[0] / 2, spec.footprint[1] / 2])
+            low = np.array([*-half, 0.0])
+            high = np.array([*half, seen.top - seen.origin[2]])
+            distance = float(np.linalg.norm(local - np.clip(local, low, high)))
             if distance <= 0.05 and (best is None or distance < best[0]):
                 best = (distance, name)
         return best[1] if best else None

@@ -31,7 +31,7 @@ from .arm import HOME, TICK, Arm, top_down
 from .bodies import Quat, rotation, yaw_of
 from .grasp_planning import HAND_ABOVE, rank_yaws
 from .kinematics import forward
-from .relations import inside
+from .relations import inside, on_place
 from .seen import Grip, SeenWorld
 from .world import TABLE_Z, TIME_STEP, World
 
@@ -358,9 +358,27 @@ class Skills:
             return f"'{name}' is a container and cannot be picked up"
         return self.goto(name) or self.grasp()
 
-    def grab_and_putin(self, item: str, container: str) -> str:
+    def grab_and_putin(self, item: str, container: str | np.ndarray, label: str = "") -> str:
+        """Pick `item` up, carry it over `container` (or a taught spot, a point), release it, go home; '' only if
+        it ends inside (or on the table within 6 cm of the spot)."""
         with self._looking():
-            return self._grab_and_putin(item, container)
+            if isinstance(container, str):
+                return self._grab_and_putin(item, container)
+            return self._put_at(item, np.asarray(container, dtype=float), label or "that spot")
+
+    def _put_at(self, item: str, spot: np.ndarray, label: str) -> str:
+        if self.world.bodies[item].spec.is_container:
+            return f"'{item}' is a container and cannot be picked up"
+        reason = self.pickup(item)
+        if not reason:
+            reason = self.goto(spot, label)
+            self.release()
+        self.go_home()
+        if reason:
+            return reason
+        if not on_place(self.world, item, spot):
+            return f"'{item}' landed away from '{label}'"
+        return ""
 
     def _grab_and_putin(self, item: str, container: str) -> str:
         """Pick `item` up, carry it over `container`, release it, go home; '' only if it ends inside. When the
