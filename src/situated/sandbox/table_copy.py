@@ -191,7 +191,7 @@ def _arm_at(env: TabletopEnv, copy: TableCopy) -> str:
     snap = env.snapshot()
     ee = snap["gripper"]["position"]
     best: tuple[float, str] | None = None
-    points = {n: o["position"] for n, o in snap["seen"].items() if n != copy.held}  # as the camera saw them
+    points = {n: list(p.origin) for n, p in env.percepts().items() if n != copy.held}  # as the camera saw them
     points.update({n: list(p) for n, p in env.locations.items()})
     for name, position in points.items():
         distance = ((ee[0] - position[0]) ** 2 + (ee[1] - position[1]) ** 2) ** 0.5

@@ -252,8 +252,6 @@ class TabletopEnv:
             "on": {f.split()[0]: f.split()[2] for f in sorted(facts) if " ON " in f},
             "gripper": {"position": [round(float(v), 4) for v in ee], "orientation": [round(float(v), 5) for v in q],
                         "width": round(self.world.arm.finger_width(), 4)},
-            "seen": {name: {"position": [round(v, 4) for v in p.origin], "yaw": round(p.yaw, 4),
-                            "top": round(p.top, 4)} for name, p in sorted(self.percepts().items())},
             "aliases": dict(sorted(self.aliases.items())),
             "locations": {k: list(v) for k, v in sorted(self.locations.items())},
         }
