@@ -464,10 +464,12 @@ class SandboxSession:
         if name in self.env.aliases or name in self.env.locations:
             self.env.forget(name)  # pointed again: the newest pointing wins
         result = self.env.name_object(name, where)
+        if not result.ok and result.reason.startswith("name_object: no object"):  # the bare table: a place
+            result = self.env.name_place(name, where)
         if not result.ok:
-            return Reply("error", result.reason.removeprefix("name_object: ").capitalize() + ".")
-        position = self.env.pixel_to_point(int(where[0]), int(where[1])) if len(where) == 2 else tuple(
-            float(v) for v in where)
+            return Reply("error", result.reason.split(": ", 1)[-1].capitalize() + ".")
+        position = self.env.locations.get(name) or (self.env.pixel_to_point(int(where[0]), int(where[1])) if len(
+            where) == 2 else tuple(float(v) for v in where))
         body = self.env.aliases.get(name)
         entry = ObjectEntry(name, pointed_description(name, body), taught_kind(self.env, name))
         try:
@@ -569,8 +571,10 @@ class SandboxSession:
             if record.position is None or name in {o.name for o in self.scene_objects}:
                 return
             self.env.forget(name)  # the world may still know it from an earlier session in this process
-            result = self.env.name_object(name, record.position)
-            if not result.ok:
+            place = record.description == pointed_description(name, None)
+            result = self.env.add_location(name, record.position) if place else self.env.name_object(
+                name, record.position)
+            if not result.ok and not place:
                 result = self.env.add_location(name, record.position)
             if not result.ok:
                 self.notes.append(f"object {name} skipped: {result.reason}")

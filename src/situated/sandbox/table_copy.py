@@ -44,6 +44,8 @@ class TableCopy:
     """Taught motion skills (`name(target)`): they move the arm to the target and change nothing else."""
     aliases: Mapping[str, str] = field(default_factory=dict)
     """Taught names of scene objects (`marker` → `pen`)."""
+    unseen: frozenset[str] = frozenset()
+    """Objects the camera does not see now: going to them fails, as on the arm ("I cannot see the duck")."""
 
     # -- building ------------------------------------------------------------------------------------------------
 
@@ -62,8 +64,9 @@ class TableCopy:
         for item in items:
             if item != held:
                 where.setdefault(item, TABLE)
+        unseen = (items | containers) - set(env.percepts()) - {held}
         copy = cls(items, containers, frozenset({TABLE, *env.locations}), where, held, HOME,
-                   frozenset(motions), dict(env.aliases))
+                   frozenset(motions), dict(env.aliases), frozenset(unseen))
         copy.arm = _arm_at(env, copy)
         return copy
 
@@ -101,6 +104,8 @@ class TableCopy:
         for name in args:
             if not self.known(name):
                 return f"no object {name!r} here"
+            if name in self.unseen and action in ("goto", "pickup", *self.motions) and name != self.held:
+                return f"I cannot see the {name.replace('_', ' ')}"
         if action in self.motions:
             self.arm = args[0] if args else self.arm
             return ""
@@ -186,7 +191,7 @@ def _arm_at(env: TabletopEnv, copy: TableCopy) -> str:
     snap = env.snapshot()
     ee = snap["gripper"]["position"]
     best: tuple[float, str] | None = None
-    points = {n: o["position"] for n, o in snap["objects"].items() if n != copy.held}
+    points = {n: list(p.origin) for n, p in env.percepts().items() if n != copy.held}  # as the camera saw them
     points.update({n: list(p) for n, p in env.locations.items()})
     for name, position in points.items():
         distance = ((ee[0] - position[0]) ** 2 + (ee[1] - position[1]) ** 2) ** 0.5

@@ -4,6 +4,7 @@ table as a place (`goto('table')` brings what the gripper holds above a free spo
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..envs.base import StepResult
@@ -25,13 +26,14 @@ AREA = ((0.35, 0.70), (-0.35, 0.35))
 """Where on the table the arm puts things down (x, y ranges, m)."""
 
 
-def free_spot(snapshot: dict) -> tuple[float, float, float] | None:
+def free_spot(snapshot: dict, seen: Mapping[str, Sequence[float]] | None = None) -> tuple[float, float, float] | None:
     """The free spot nearest the gripper, on a 2 cm grid within `AREA`, where the held item (if any) keeps
-    `CLEARANCE` from every other object's footprint."""
+    `CLEARANCE` from every other object's footprint: where the camera sees them (`seen`: name → position), else
+    where the snapshot has them."""
     held = snapshot.get("held")
     own = _radius(held) if held else 0.03
-    centres = [(*o["position"][:2], _radius(n) + own + CLEARANCE) for n, o in snapshot["objects"].items()
-               if n != held]
+    where = seen if seen is not None else {n: o["position"] for n, o in snapshot["objects"].items()}
+    centres = [(*p[:2], _radius(n) + own + CLEARANCE) for n, p in where.items() if n != held]
     gx, gy, _ = snapshot["gripper"]["position"]
     best: tuple[float, tuple[float, float, float]] | None = None
     (x0, x1), (y0, y1) = AREA
@@ -74,7 +76,7 @@ class SandboxWorld:
 
     def _goto_table(self) -> StepResult:
         """Above the free spot of the table nearest the gripper (at least `CLEARANCE` from every object)."""
-        spot = free_spot(self.env.snapshot())
+        spot = free_spot(self.env.snapshot(), {n: p.origin for n, p in self.env.percepts().items()})
         if spot is None:
             return StepResult(False, "goto: no free spot on the table")
         self.env.locations[TABLE] = spot  # a spot for this one move; 'table' cannot be taught as a name

@@ -127,9 +127,10 @@ def test_grasping_nothing_and_unreachable_poses_fail_with_reasons(fresh: Tableto
     assert fresh.add_location("far_corner", (1.15, 0.0, 0.05)).ok
     assert fresh.step(Call("goto", ("far_corner",))).reason == "goto: 'far_corner' is out of reach"
     assert fresh.move_ee((1.2, 0.0, 0.3)).reason == "move_ee: (1.20, 0.00, 0.30) is out of reach"
-    # an object pushed beyond the arm's reach
-    fresh.world.client.resetBasePositionAndOrientation(fresh.world.bodies["candy"].uid, [1.05, 0.3, 0.01],
+    # an object pushed beyond the arm's reach (the camera still sees it there)
+    fresh.world.client.resetBasePositionAndOrientation(fresh.world.bodies["candy"].uid, [0.9, 0.3, 0.01],
                                                        [0, 0, 0, 1])
+    fresh.world.step(1)
     assert fresh.step(Call("pickup", ("candy",))).reason == "pickup: 'candy' is out of reach"
     # nothing moved while refusing
     assert np.allclose(fresh.ee_pose()[0], (0.307, 0.0, 0.485), atol=0.005)
@@ -138,11 +139,11 @@ def test_grasping_nothing_and_unreachable_poses_fail_with_reasons(fresh: Tableto
 def test_blocked_moves_say_what_blocks_them(fresh: TabletopEnv) -> None:
     result = fresh.move_ee((0.22, 0.06, -0.03))   # below the table top, where nothing else stands
     assert result.reason.startswith("move_ee: stopped ") and result.reason.endswith("(blocked by the table)")
-    assert fresh.step(Call("grab_and_putin", ("candy", "gift_bag"))).ok
-    # the hand is too wide to reach into the 16 cm deep gift bag for a 2 cm candy
-    result = fresh.step(Call("pickup", ("candy",)))
+    assert fresh.step(Call("grab_and_putin", ("toy_car", "gift_bag"))).ok
+    # the hand is too wide to reach into the 16 cm deep gift bag for a 5 cm toy car
+    result = fresh.step(Call("pickup", ("toy_car",)))
     assert result.reason.startswith("pickup: stopped ") and result.reason.endswith("(blocked by 'gift_bag')")
-    assert fresh.holds(Condition("inside", ("candy", "gift_bag")))
+    assert fresh.holds(Condition("inside", ("toy_car", "gift_bag")))
 
 
 def test_step_rejects_unknown_actions_arity_and_names(fresh: TabletopEnv) -> None:

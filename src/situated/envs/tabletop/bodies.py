@@ -125,7 +125,11 @@ def centre(client: Any, body: Body) -> np.ndarray:
 
 def extent(client: Any, body: Body) -> tuple[float, float]:
     """The lowest and highest points of the body (z): exact for primitive parts, from the vertices of meshes."""
-    origin, q = pose(client, body)
+    return extent_at(body, *pose(client, body))
+
+
+def extent_at(body: Body, origin: np.ndarray, q: Quat | tuple[float, ...]) -> tuple[float, float]:
+    """The lowest and highest points (z) the body would reach with its frame at `origin`, turned by `q`."""
     r = rotation(q)
     if body.hull is not None:
         heights = body.hull @ r[2] + origin[2]

@@ -2,8 +2,10 @@
 
 Plans call the skills `go_home()`, `goto(obj)`, `grasp()`, `release()`, `pickup(obj)` and
 `grab_and_putin(obj, container)`; conditions (`'duck' in 'tray'`, `'duck' in 'hands'`, `'close' to 'duck'`,
-`'duck' on 'tray'`) are read from the simulation's geometry. The object list comes from the camera (segmentation
-and depth), plus the names a user has taught. Taught names and spots are knowledge, not scene: reset() keeps them.
+`'duck' on 'tray'`, `'duck' on 'spot'` for a taught spot) are read from the simulation's geometry. The object list
+comes from the camera (segmentation and depth), plus the names a user has taught; the skills aim with the camera's
+percepts too (`percepts.py`, `seen.py`), with `perception_noise` (m) on every lifted point. Taught names and spots
+are knowledge, not scene: reset() keeps them.
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from .bodies import yaw_of
 from .camera import Camera
 from .catalogue import CATALOGUE
 from .perception import Observation, perceive
+from .percepts import Percept, covered_by, estimate_all
 from .png import save_png
 from .scene import Scene, load_scene, resolve_scene
+from .seen import Grip, SeenWorld
 from .skills import Skills
-from .world import World
+from .world import TABLE_Z, World
 
 TABLETOP_SKILLS = ActionSpace(SANDBOX_PRIMITIVES + TABLETOP_PRIMITIVES)
 """The only actions `step` accepts: Vocal Sandbox's seed skills and ProgPrompt's `grab_and_putin`."""
@@ -38,6 +42,8 @@ TABLETOP_WORDING = CallWording(unknown="unknown action {action!r} (known: {known
 SKILLS: dict[str, int] = {skill.name: skill.arity for skill in TABLETOP_SKILLS}
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _GRIPPER_WORDS = frozenset({"gripper", "hand", "hands"})
+PLACE_HEIGHT = 0.05
+"""A place pointed at lies on the table: within this height (m) of the table top."""
 
 
 def normalize(name: str) -> str:
@@ -49,25 +55,33 @@ class TabletopEnv:
     """A simulated tabletop scene the interpreter acts in (see the module docstring)."""
 
     def __init__(self, scene: Scene | Sequence[str] | str | Path = "gift_bag", *, seed: int = 0,
-                 slip_probability: float = 0.0, camera: Camera | None = None) -> None:
-        """`scene`: a Scene, catalogue names (laid out with `seed`), a built-in scene's name or a scene file."""
+                 slip_probability: float = 0.0, camera: Camera | None = None, perception_noise: float = 0.0) -> None:
+        """`scene`: a Scene, catalogue names (laid out with `seed`), a built-in scene's name or a scene file.
+        `perception_noise`: standard deviation (m) of the error on each lifted camera point (seeded by `seed`);
+        every grasp held up to 3 cm in the benchmark, 2 cm is the documented level (docs/sandbox.md, "Perception")."""
         if not 0.0 <= slip_probability <= 1.0:
             raise ValueError(f"slip_probability must lie in [0, 1], got {slip_probability}")
+        if not 0.0 <= perception_noise <= 0.2:
+            raise ValueError(f"perception_noise must lie in [0, 0.2] m, got {perception_noise}")
         self.seed = seed
+        self.perception_noise = perception_noise
         self.scene = resolve_scene(scene, seed)
         self.camera = camera or Camera()
         self.world = World(self.scene)
         self._rng = random.Random(seed)
-        self.skills = Skills(self.world, self._rng, slip_probability)
+        self._noise = np.random.default_rng(seed)
+        self.skills = Skills(self.world, self._rng, slip_probability, look=self.look, put_down=self._put_down)
         self.aliases: dict[str, str] = {}                 # taught name → body name
         self.locations: dict[str, tuple[float, float, float]] = {}
         self._seen: tuple[int, Observation] | None = None
+        self._percepts: tuple[Observation | None, dict[str, Percept]] | None = None
 
     @classmethod
     def from_file(cls, path: str | Path, *, seed: int = 0, slip_probability: float = 0.0,
-                  camera: Camera | None = None) -> TabletopEnv:
+                  camera: Camera | None = None, perception_noise: float = 0.0) -> TabletopEnv:
         """Load a scene file (`situated-tabletop-scene/1`); DataError naming the file and field when malformed."""
-        return cls(load_scene(path, seed), seed=seed, slip_probability=slip_probability, camera=camera)
+        return cls(load_scene(path, seed), seed=seed, slip_probability=slip_probability, camera=camera,
+                   perception_noise=perception_noise)
 
     def close(self) -> None:
         """Disconnect the simulator (the environment is unusable afterwards)."""
@@ -131,7 +145,10 @@ class TabletopEnv:
         """Restore the initial scene exactly (poses, gripper open, arm home, slip draws); returns describe()."""
         self.world.reset()
         self._rng.seed(self.seed)
+        self._noise = np.random.default_rng(self.seed)
+        self.skills.reset()
         self._seen = None
+        self._percepts = None
         return self.describe()
 
     def step(self, call: Call) -> StepResult:
@@ -174,6 +191,9 @@ class TabletopEnv:
             return self.world.held_name() == first
         if kind == "on" and normalize(args[1]) == relations.TABLE:
             return relations.on(self.world, first, relations.TABLE)
+        place = self.locations.get(normalize(args[1]))
+        if kind == "on" and place is not None and self.resolve(args[1]) is None:
+            return relations.on_place(self.world, first, place)
         second = self.resolve(args[1])
         if second is None:
             return False
@@ -237,8 +257,20 @@ class TabletopEnv:
         }
 
     def conditions(self) -> frozenset[str]:
-        """Class-level facts of the current state: "duck INSIDE tray", "duck HELD", "apple ON table"."""
-        return relations.facts(self.world)
+        """Class-level facts of the current state: "duck INSIDE tray", "duck HELD", "apple ON table", and
+        "duck ON spot" instead of "duck ON table" for an item resting at a taught spot (the nearest one)."""
+        facts = set(relations.facts(self.world))
+        for fact in sorted(facts):
+            item, relation, support = fact.split(" ") if fact.count(" ") == 2 else ("", "", "")
+            if relation != "ON" or support != relations.TABLE:
+                continue
+            centre = self.world.centre(item)
+            near = [(float(np.hypot(*(centre[:2] - np.array(p[:2])))), name) for name, p in self.locations.items()
+                    if relations.on_place(self.world, item, p)]
+            if near:
+                facts.discard(fact)
+                facts.add(f"{item} ON {min(near)[1]}")
+        return frozenset(facts)
 
     # ------------------------------------------------------------------ skills
     def _run(self, action: str, run: Callable[[], str]) -> StepResult:
@@ -283,13 +315,14 @@ class TabletopEnv:
         return self._run("pickup", lambda: self.skills.pickup(body))
 
     def grab_and_putin(self, item: str, container: str) -> StepResult:
-        """Pick the item up, release it into the container, go home; fails unless it ends inside."""
-        first, second = self.resolve(item), self.resolve(container)
+        """Pick the item up, release it into the container (or at a taught spot), go home; fails unless it ends
+        inside (on the table within 6 cm of the spot)."""
+        first, second = self.resolve(item), self._target(container)
         if first is None:
             return self._unknown("grab_and_putin", item)
         if second is None:
             return self._unknown("grab_and_putin", container)
-        return self._run("grab_and_putin", lambda: self.skills.grab_and_putin(first, second))
+        return self._run("grab_and_putin", lambda: self.skills.grab_and_putin(first, second, normalize(container)))
 
     # ------------------------------------------------------------------ motion primitives (Vocal Sandbox)
     def ee_pose(self) -> tuple[tuple[float, float, float], tuple[float, float, float, float]]:
@@ -349,6 +382,34 @@ class TabletopEnv:
         self.locations[key] = (float(xyz[0]), float(xyz[1]), float(xyz[2]))
         return StepResult(True, "", (f"+ {key} LOCATION",))
 
+    def name_place(self, name: str, where: Sequence[float]) -> StepResult:
+        """Teach a named place where the table is bare: at a pixel (u, v) of the camera image (lifted with its
+        depth) or at a point (x, y, z) no object is within 5 cm of; `goto(name)` then brings the gripper (or
+        what it holds) above it."""
+        if len(where) == 2:
+            u, v = int(where[0]), int(where[1])
+            try:
+                observation = self.observe()
+                point = np.array(observation.pixel_to_point(u, v))
+            except ValueError as exc:
+                return StepResult(False, f"name_place: {exc}")
+            if int(observation.segmentation[v, u]) != self.world.table:
+                what = observation.object_at_pixel(u, v)
+                return StepResult(False, f"name_place: pixel ({u}, {v}) shows {repr(what) if what else 'no table'}")
+        elif len(where) == 3:
+            point = np.asarray(where, dtype=float)
+            if not np.isfinite(point).all():
+                return StepResult(False, "name_place: give a point (x, y, z)")
+            near = self._body_near(point)
+            if near is not None:
+                return StepResult(False, f"name_place: {near!r} is there")
+        else:
+            return StepResult(False, "name_place: give a pixel (u, v) or a point (x, y, z)")
+        if abs(float(point[2]) - TABLE_Z) > PLACE_HEIGHT:
+            return StepResult(False, "name_place: ({:.2f}, {:.2f}, {:.2f}) is not on the table".format(*point))
+        result = self.add_location(name, (float(point[0]), float(point[1]), TABLE_Z))
+        return result if result.ok else StepResult(False, result.reason.replace("add_location", "name_place", 1))
+
     def forget(self, name: str) -> bool:
         """Drop a taught name or spot; whether there was one."""
         key = normalize(name)
@@ -364,10 +425,17 @@ class TabletopEnv:
         return ""
 
     def _body_near(self, point: np.ndarray) -> str | None:
+        """The object the camera sees nearest a point (within 5 cm of its perceived box), or None."""
         best: tuple[float, str] | None = None
-        for name in self.world.bodies:
-            low, high = self.world.aabb(name)
-            distance = float(np.linalg.norm(point - np.clip(point, low, high)))
+        for name, seen in self.percepts().items():
+            spec = self.world.bodies[name].spec
+            c, s = np.cos(seen.yaw), np.sin(seen.yaw)
+            d = point - np.array(seen.origin)
+            local = np.array([c * d[0] + s * d[1], -s * d[0] + c * d[1], d[2]])
+            half = np.array([spec.footprint[0] / 2, spec.footprint[1] / 2])
+            low = np.array([*-half, 0.0])
+            high = np.array([*half, seen.top - seen.origin[2]])
+            distance = float(np.linalg.norm(local - np.clip(local, low, high)))
             if distance <= 0.05 and (best is None or distance < best[0]):
                 best = (distance, name)
         return best[1] if best else None
@@ -377,8 +445,58 @@ class TabletopEnv:
         """What the fixed camera sees now (rendered once per state; cached until the next motion or reset)."""
         if self._seen is None or self._seen[0] != self.world.steps:
             labels = {body.uid: name for name, body in self.world.bodies.items()}
-            self._seen = (self.world.steps, perceive(self.world.client, self.camera, labels))
+            self._seen = (self.world.steps, perceive(self.world.client, self.camera, labels,
+                                                     noise=self.perception_noise, rng=self._noise))
         return self._seen[1]
+
+    def percepts(self) -> dict[str, Percept]:
+        """Where the camera sees each object now (not what is held). An object the arm hides in the image, or
+        borders, keeps the percept from the last view that showed it whole; an object nothing shows is absent."""
+        observation = self.observe()
+        if self._percepts is not None and self._percepts[0] is observation:
+            return self._percepts[1]
+        specs = {name: body.spec for name, body in self.world.bodies.items()}
+        arm = self.world.arm.uid
+        fresh = estimate_all(observation, specs, arm)
+        before = self._percepts[1] if self._percepts is not None else {}
+        held = self.world.held_name()
+        now: dict[str, Percept] = {}
+        for name in self.world.bodies:
+            new, old = fresh.get(name), before.get(name)
+            if name == held:
+                continue
+            if new is not None and (not new.by_arm or old is None):
+                now[name] = new
+            elif old is not None and (new is not None or covered_by(observation, old, arm)):
+                now[name] = old
+        self._percepts = (observation, now)
+        return now
+
+    def _put_down(self, name: str, origin: np.ndarray, yaw: float) -> None:
+        """Remember where the arm let go of an item (on the floor of the container seen under it, else on the
+        table) until the camera sees it again: the hand above it hides it from the camera for a while."""
+        known = dict(self._percepts[1]) if self._percepts is not None else {}
+        floor = TABLE_Z
+        for container, p in known.items():
+            shape = self.world.bodies[container].spec.container
+            if shape is None:
+                continue
+            c, s = np.cos(p.yaw), np.sin(p.yaw)
+            dx, dy = origin[0] - p.origin[0], origin[1] - p.origin[1]
+            x, y = c * dx + s * dy, -s * dx + c * dy
+            over = (abs(x) <= shape.half_x and abs(y) <= shape.half_y) if shape.footprint == "rect" else (
+                np.hypot(x, y) <= shape.half_x)
+            if over:
+                floor = p.origin[2] + shape.floor
+        body = self.world.bodies[name]
+        height = body.high[2] - body.low[2]
+        known[name] = Percept(name, (float(origin[0]), float(origin[1]), float(floor)), yaw, float(floor + height),
+                              0, by_arm=True)
+        self._percepts = (None, known)
+
+    def look(self, grip: Grip | None = None) -> SeenWorld:
+        """The table as the camera sees it now: what the skills aim with (one render per state)."""
+        return SeenWorld(self.world, self.percepts(), grip)
 
     def image(self) -> np.ndarray:
         """The camera's RGB image, (H, W, 3) uint8."""

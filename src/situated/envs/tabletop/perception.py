@@ -1,5 +1,8 @@
 """Perception from one fixed camera: which objects are visible (segmentation) and where (lifted depth).
 
+Every pixel is lifted to a world point with its depth; `noise` (a standard deviation in metres, drawn from a
+seeded generator) is added to each lifted point, as a depth camera's error would be. Segmentation is exact.
+
 An object is detected when at least `min_pixels` pixels of the segmentation image show it. Its position is
 estimated from its lifted pixels alone: x and y from the middle of their extent (2nd–98th percentile), z halfway
 between its top (98th percentile) and the surface it stands on (the median height of the pixels bordering it).
@@ -31,7 +34,8 @@ class Detection:
 
 @dataclass(frozen=True, eq=False)
 class Observation:
-    """One rendered view: RGB (H, W, 3) uint8, metric depth (H, W), segmentation (body id, −1 background)."""
+    """One rendered view: RGB (H, W, 3) uint8, metric depth (H, W), segmentation (body id, −1 background) and
+    the lifted points (H, W, 3), noise included."""
 
     camera: Camera
     rgb: np.ndarray
@@ -39,6 +43,7 @@ class Observation:
     segmentation: np.ndarray
     labels: Mapping[int, str]
     detections: tuple[Detection, ...]
+    points: np.ndarray
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -55,7 +60,7 @@ class Observation:
     def pixel_to_point(self, u: int, v: int) -> tuple[float, float, float]:
         """The world point seen at pixel (u, v) (column, row), lifted with its depth."""
         self._check(u, v)
-        x, y, z = self.camera.lift(u, v, self.depth[v, u])
+        x, y, z = self.points[v, u]
         return float(x), float(y), float(z)
 
     def object_at_pixel(self, u: int, v: int) -> str | None:
@@ -79,7 +84,7 @@ def render(client: Any, camera: Camera) -> tuple[np.ndarray, np.ndarray, np.ndar
     return rgb, depth_m, segmentation
 
 
-def _dilate(mask: np.ndarray, steps: int) -> np.ndarray:
+def dilate(mask: np.ndarray, steps: int) -> np.ndarray:
     out = mask.copy()
     for _ in range(steps):
         grown = out.copy()
@@ -91,11 +96,17 @@ def _dilate(mask: np.ndarray, steps: int) -> np.ndarray:
     return out
 
 
-def perceive(client: Any, camera: Camera, labels: Mapping[int, str], min_pixels: int = 8) -> Observation:
-    """Render the scene and detect every labelled body with at least `min_pixels` visible pixels."""
+def perceive(client: Any, camera: Camera, labels: Mapping[int, str], min_pixels: int = 8, noise: float = 0.0,
+             rng: np.random.Generator | None = None) -> Observation:
+    """Render the scene and detect every labelled body with at least `min_pixels` visible pixels; `noise` (m) is
+    the standard deviation of the error added to each lifted point (drawn from `rng`)."""
     rgb, depth, segmentation = render(client, camera)
     rows, cols = np.indices(segmentation.shape)
     points = camera.lift(cols, rows, depth)
+    if noise > 0:
+        if rng is None:
+            raise ValueError("perception noise needs a seeded generator (rng)")
+        points = points + rng.normal(0.0, noise, points.shape)
     detections: list[Detection] = []
     for uid, name in labels.items():
         mask = segmentation == uid
@@ -107,7 +118,7 @@ def perceive(client: Any, camera: Camera, labels: Mapping[int, str], min_pixels:
         pad = 3
         window = (slice(max(0, v0 - pad), v1 + pad), slice(max(0, u0 - pad), u1 + pad))
         local = mask[window]
-        ring = _dilate(local, 2) & ~local
+        ring = dilate(local, 2) & ~local
         pts = points[window][local]
         low = np.percentile(pts, 2, axis=0)
         high = np.percentile(pts, 98, axis=0)
@@ -117,4 +128,4 @@ def perceive(client: Any, camera: Camera, labels: Mapping[int, str], min_pixels:
         centre = ((low[0] + high[0]) / 2, (low[1] + high[1]) / 2, (high[2] + support) / 2)
         detections.append(Detection(name, (float(centre[0]), float(centre[1]), float(centre[2])), count,
                                     (int(u0), int(v0), int(u1), int(v1))))
-    return Observation(camera, rgb, depth, segmentation, dict(labels), tuple(detections))
+    return Observation(camera, rgb, depth, segmentation, dict(labels), tuple(detections), points)

@@ -4,6 +4,7 @@
   slack) and its bottom lies between the inner floor (1 cm below allowed) and the rim.
 - `on(a, b)`: inside, when `b` is a container; on the table: bottom within 4 mm of the table top and not inside
   any container; on an item: bottom within 1.5 cm of its top and centre over its bounding box.
+- `on_place(item, spot)`: on the table (as above) with its centre within 6 cm of a taught spot, horizontally.
 - `close(x)`: the gripper point, or the held object, within 5 cm of x's bounding box (or of a taught spot).
 """
 
@@ -19,6 +20,7 @@ from .world import TABLE_Z, World
 CLOSE = 0.05
 FOOTPRINT_SLACK = 0.005
 ON_TABLE = 0.004
+AT_PLACE = 0.06
 TABLE = "table"
 
 
@@ -63,6 +65,14 @@ def on(world: World, item: str, support: str) -> bool:
     centre = world.centre(item)
     return (abs(world.bottom(item) - world.top(support)) <= 0.015 and low[0] <= centre[0] <= high[0]
             and low[1] <= centre[1] <= high[1])
+
+
+def on_place(world: World, item: str, spot: tuple[float, float, float] | np.ndarray) -> bool:
+    """Whether the item rests on the table within `AT_PLACE` of a taught spot (horizontally)."""
+    if item not in world.bodies or not on(world, item, TABLE):
+        return False
+    centre = world.centre(item)
+    return math.hypot(float(centre[0]) - float(spot[0]), float(centre[1]) - float(spot[1])) <= AT_PLACE
 
 
 def close(world: World, target: str | np.ndarray) -> bool:

@@ -11,22 +11,28 @@ Vocal Sandbox's seed skills (`go_home`, `goto`, `grasp`, `release`, `pickup`) an
   probability `slip_probability` (a seeded draw per grasp) it slips out instead.
 - `release()` opens the gripper and waits until the dropped item comes to rest.
 - Moves go up to a travel height above everything on the table, across, then down, along straight lines.
+
+The skills aim with what the camera sees (`seen.py`): one view per skill call (`look`, rendered at its start),
+never the simulator's poses. An object the view does not show cannot be gone to or grasped ("I cannot see the
+duck"). Whether a pick-and-place ended inside its container is read from the simulation (a symbolic check).
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
 from ...errors import DataError
 from .arm import HOME, TICK, Arm, top_down
-from .bodies import Quat, rotation, to_local, to_world, yaw_of
+from .bodies import Quat, rotation, yaw_of
 from .grasp_planning import HAND_ABOVE, rank_yaws
 from .kinematics import forward
-from .relations import inside
+from .relations import inside, on_place
+from .seen import Grip, SeenWorld
 from .world import TABLE_Z, TIME_STEP, World
 
 HOVER = 0.05             # gripper point above an item's top before grasping
@@ -48,13 +54,53 @@ def _fold(yaw: float) -> float:
     return yaw if yaw > -math.pi / 2 else yaw + math.pi
 
 
-class Skills:
-    """Skills over one World; `rng` draws grasp slips (seeded by the environment)."""
+def _words(name: str) -> str:
+    return name.replace("_", " ")
 
-    def __init__(self, world: World, rng: random.Random, slip_probability: float = 0.0) -> None:
+
+class Skills:
+    """Skills over one World, aiming with the views `look` gives (see the module docstring); `rng` draws grasp
+    slips (seeded by the environment)."""
+
+    def __init__(self, world: World, rng: random.Random, slip_probability: float = 0.0,
+                 look: Callable[[Grip | None], SeenWorld] | None = None,
+                 put_down: Callable[[str, np.ndarray, float], None] | None = None) -> None:
         self.world = world
         self.rng = rng
         self.slip_probability = slip_probability
+        self.look = look
+        self.put_down = put_down
+        """Told what the gripper lets go of, where (its frame's origin) and turned how (yaw), as the arm knows it."""
+        self.grip: Grip | None = None
+        """Where the held item sits in the hand (from the percept it was grasped on)."""
+        self._view: SeenWorld | None = None
+
+    def reset(self) -> None:
+        """Forget the grip (the world was put back)."""
+        self.grip = None
+        self._view = None
+
+    @contextmanager
+    def _looking(self) -> Iterator[SeenWorld]:
+        """One view for a whole skill call (a skill made of skills reuses its caller's)."""
+        if self._view is not None:
+            yield self._view
+            return
+        if self.look is None:
+            raise RuntimeError("Skills need a camera (`look`) to aim")
+        self._view = self.look(self.grip)
+        try:
+            yield self._view
+        finally:
+            self._view = None
+
+    @property
+    def seen(self) -> SeenWorld:
+        """The view of the skill call in progress."""
+        if self._view is None:
+            raise RuntimeError("no view: geometry is asked for outside a skill call")
+        self._view.grip = self.grip
+        return self._view
 
     # ------------------------------------------------------------------ geometry helpers
     @property
@@ -65,34 +111,34 @@ class Skills:
         """How far below the gripper point the lowest part of what it carries reaches."""
         held = self.world.held_name()
         ee, _ = self.arm.ee_pose()
-        if held is None:
+        if held is None or self.grip is None:
             return FINGERTIP
-        return max(FINGERTIP, float(ee[2]) - self.world.bottom(held))
+        return max(FINGERTIP, float(ee[2]) - self.seen.bottom(held))
 
     def _travel_z(self) -> float:
         held = self.world.held_name()
-        tops = [self.world.top(n) for n in self.world.bodies if n != held]
+        tops = [self.seen.top(n) for n in self.seen.bodies if n != held]
         z = max([TABLE_Z, *tops]) + self._hang() + TRAVEL_CLEARANCE
         return min(MAX_TRAVEL_Z, max(MIN_TRAVEL_Z, z))
 
     def grasp_point(self, name: str) -> np.ndarray:
-        """Where the fingers close on an item: its grasp offset, `grasp_z()` above its lowest point."""
-        body = self.world.bodies[name]
-        spec = body.spec
-        point = to_world(self.world.client, body, (*spec.grasp_offset, 0.0))
-        bottom, top = self.world.bottom(name), self.world.top(name)
+        """Where the fingers close on an item: its grasp offset, `grasp_z()` above its lowest point (as seen)."""
+        seen = self.seen
+        spec = seen.bodies[name].spec
+        point = seen.to_world(name, (*spec.grasp_offset, 0.0))
+        bottom, top = seen.bottom(name), seen.top(name)
         point[2] = min(bottom + spec.grasp_z(), top - 0.008)
         return point
 
     def grasp_yaw(self, name: str) -> float:
         """The gripper's heading for grasping `name`: across its grasp axis, turned away from the neighbours, and
         one the arm can reach (near the edge of the workspace a quarter turn can decide)."""
-        body = self.world.bodies[name]
-        base = yaw_of(self.world.orientation(name)) + body.spec.grasp_yaw
+        seen = self.seen
+        base = yaw_of(seen.orientation(name)) + seen.bodies[name].spec.grasp_yaw
         point = self.grasp_point(name)
-        ranked = [_fold(yaw) for yaw in rank_yaws(self.world, name, point, base)]
+        ranked = [_fold(yaw) for yaw in rank_yaws(seen, name, point, base)]  # type: ignore[arg-type]
         if len(ranked) > 1:
-            hover = np.array([point[0], point[1], self.world.top(name) + HOVER])
+            hover = np.array([point[0], point[1], seen.top(name) + HOVER])
             for yaw in ranked:
                 if not self._out_of_reach(hover, top_down(yaw)):
                     return yaw
@@ -137,21 +183,28 @@ class Skills:
         return f"stopped {error * 100:.1f} cm short of the goal ({by})"
 
     def go_home(self) -> str:
-        home = forward(HOME)
-        reason = self._transit(home[:3, 3], top_down(0.0))
-        if reason:
-            return reason
-        error = self.arm.move_joints(HOME)
-        return "" if error < 0.05 else "could not settle at home"
+        with self._looking():
+            home = forward(HOME)
+            reason = self._transit(home[:3, 3], top_down(0.0))
+            if reason:
+                return reason
+            error = self.arm.move_joints(HOME)
+            return "" if error < 0.05 else "could not settle at home"
 
     def goto(self, target: str | np.ndarray, label: str = "") -> str:
         """Above an item (to grasp it), above a container (to release into it) or at a taught spot."""
-        world = self.world
+        with self._looking():
+            return self._goto(target, label)
+
+    def _goto(self, target: str | np.ndarray, label: str) -> str:
+        world = self.seen
         held = world.held_name()
         label = label or (target if isinstance(target, str) else "that spot")
         if isinstance(target, str):
             if target == held:
                 return ""
+            if target not in world.bodies:
+                return f"I cannot see the {_words(label)}"
             spec = world.bodies[target].spec
             if spec.is_container:
                 goal, yaw = self._over_container(target)
@@ -177,11 +230,11 @@ class Skills:
         """Where to put the gripper to release into a container: the held item's centre over the container's
         centre, its long side along the container's, its bottom 1.5 cm above the floor but the hand 1.5 cm above
         the rim; with nothing held, just above the rim."""
-        world = self.world
+        world = self.seen
         shape = world.bodies[name].spec.container
         assert shape is not None
         base = float(world.origin(name)[2])
-        centre = to_world(world.client, world.bodies[name], (0.0, 0.0, 0.0))
+        centre = world.to_world(name, (0.0, 0.0, 0.0))
         yaw = _fold(yaw_of(world.orientation(name)))
         held = world.held_name()
         if held is None:
@@ -198,13 +251,12 @@ class Skills:
         the centre when the container is empty, else the spot farthest from what is already inside (so a second
         item does not land on the first), keeping the held item and the fingers around it (they close along the
         container's local y, the hand being turned to the container) within the inner walls."""
-        world = self.world
-        body = world.bodies[container]
-        shape = body.spec.container
+        world = self.seen
+        shape = world.bodies[container].spec.container
         assert shape is not None
         reach = max(world.bodies[held].spec.footprint) / 2
-        contents = [(to_local(world.client, body, world.centre(n))[:2], max(world.bodies[n].spec.footprint) / 2,
-                     world.top(n)) for n in world.bodies if n != held and inside(world, n, container)]
+        contents = [(world.to_local(container, world.centre(n))[:2], max(world.bodies[n].spec.footprint) / 2,
+                     world.top(n)) for n in world.bodies if n != held and world.inside(n, container)]
         spot = np.zeros(2)
         if contents:
             mx = max(0.0, shape.half_x - reach)
@@ -220,18 +272,18 @@ class Skills:
                     if gap > best + 1e-6:
                         best, spot = gap, here
         below = max((top for c, r, top in contents if float(np.linalg.norm(spot - c)) < r + reach), default=-math.inf)
-        point = to_world(world.client, body, (float(spot[0]), float(spot[1]), 0.0))
+        point = world.to_world(container, (float(spot[0]), float(spot[1]), 0.0))
         return point[:2], below
 
     def _under_gripper(self) -> str | None:
         """The item whose grasp point lies within 3 cm of the gripper's vertical line, below it (highest first)."""
         ee, _ = self.arm.ee_pose()
         best: tuple[float, str] | None = None
-        for name, body in self.world.bodies.items():
+        for name, body in self.seen.bodies.items():
             if body.spec.is_container or name == self.world.held_name():
                 continue
             point = self.grasp_point(name)
-            top = self.world.top(name)
+            top = self.seen.top(name)
             if float(np.linalg.norm(point[:2] - ee[:2])) <= 0.03 and top <= ee[2] + 0.01 and (
                     best is None or top > best[0]):
                 best = (top, name)
@@ -239,6 +291,10 @@ class Skills:
 
     def grasp(self) -> str:
         """Descend onto the item under the gripper, close, check both fingers touch it, attach it, lift."""
+        with self._looking():
+            return self._grasp()
+
+    def _grasp(self) -> str:
         held = self.world.held_name()
         if held is not None:
             return f"already holding '{held}'"
@@ -251,8 +307,13 @@ class Skills:
         both = target is not None and all(self.arm.touching(self.world.bodies[target].uid))
         slipped = both and self.rng.random() < self.slip_probability
         if both and not slipped:
-            self.arm.attach(self.world.bodies[target].uid)   # type: ignore[index]
+            assert target is not None
+            self.arm.attach(self.world.bodies[target].uid)
             self.arm.set_fingers(self.arm.finger_width() / 2)
+            origin, turn = self.seen.pose(target)     # as seen: the grip is where the camera put the item
+            ee, q = self.arm.ee_pose()
+            hand = rotation(q)
+            self.grip = Grip(target, hand.T @ (origin - ee), hand.T @ turn)
         else:
             self.arm.move_fingers(0.04)
         if target is None:
@@ -271,12 +332,23 @@ class Skills:
 
     def release(self) -> str:
         """Open the gripper; whatever it held drops and comes to rest."""
+        held = self.world.held_name()
+        if held is not None and self.grip is not None and self.put_down is not None:
+            ee, q = self.arm.ee_pose()
+            hand = rotation(q)
+            turn = hand @ self.grip.rotation
+            self.put_down(held, ee + hand @ self.grip.offset, math.atan2(turn[1, 0], turn[0, 0]))
+        self.grip = None
         self.arm.detach()
         self.arm.move_fingers(0.04, timeout=0.4)
         self.world.settle(1.5)
         return ""
 
     def pickup(self, name: str) -> str:
+        with self._looking():
+            return self._pickup(name)
+
+    def _pickup(self, name: str) -> str:
         held = self.world.held_name()
         if held == name:
             return ""
@@ -286,7 +358,29 @@ class Skills:
             return f"'{name}' is a container and cannot be picked up"
         return self.goto(name) or self.grasp()
 
-    def grab_and_putin(self, item: str, container: str) -> str:
+    def grab_and_putin(self, item: str, container: str | np.ndarray, label: str = "") -> str:
+        """Pick `item` up, carry it over `container` (or a taught spot, a point), release it, go home; '' only if
+        it ends inside (or on the table within 6 cm of the spot)."""
+        with self._looking():
+            if isinstance(container, str):
+                return self._grab_and_putin(item, container)
+            return self._put_at(item, np.asarray(container, dtype=float), label or "that spot")
+
+    def _put_at(self, item: str, spot: np.ndarray, label: str) -> str:
+        if self.world.bodies[item].spec.is_container:
+            return f"'{item}' is a container and cannot be picked up"
+        reason = self.pickup(item)
+        if not reason:
+            reason = self.goto(spot, label)
+            self.release()
+        self.go_home()
+        if reason:
+            return reason
+        if not on_place(self.world, item, spot):
+            return f"'{item}' landed away from '{label}'"
+        return ""
+
+    def _grab_and_putin(self, item: str, container: str) -> str:
         """Pick `item` up, carry it over `container`, release it, go home; '' only if it ends inside. When the
         carry fails the item is let go where the arm stopped, and the arm goes home whatever happened, so the
         next pick-and-place starts from the same pose with an empty gripper."""
