@@ -197,8 +197,6 @@ def table_pixel(session: Any) -> tuple[int, int]:
     raise AssertionError("no free table pixel")
 
 
-@pytest.mark.xfail(strict=True, reason="pointing at the empty table teaches a place once helper percept's "
-                                       "SandboxSession.point is merged; remove this mark then")
 def test_a_place_is_taught_by_clicking_the_empty_table(browser: Any, tmp_path: Path) -> None:
     with web_console(_Unused(), tmp_path / "lib.db") as console, ServerThread(create_app(console)) as server:
         spot = console.runner.call(table_pixel)
