@@ -209,3 +209,32 @@ def test_a_place_is_taught_by_clicking_the_empty_table(browser: Any, tmp_path: P
         shot(page, "place")
         assert "corner" in console.runner.call(lambda s: [o.name for o in s.objects])
         page.close()
+
+
+def test_a_place_and_a_motion_taught_on_the_page_are_used_in_one_request(browser: Any, tmp_path: Path) -> None:
+    if MODE == "replay" and not CASSETTE.is_file():
+        pytest.fail(f"cassette {CASSETTE} missing; record it with SITUATED_CASSETTE_MODE=record")
+    llm = cassette.wrap(MODEL, CASSETTE, mode=MODE, n_threads=2)
+    with web_console(llm, tmp_path / "skills.db", motions=True) as console, \
+            ServerThread(create_app(console)) as server:
+        duck = console.runner.call(lambda s: top_pixel(s, "duck"))
+        spot = console.runner.call(table_pixel)
+        page = open_page(browser, server.url)
+        say(page, "knock on the duck")
+        for height in ("15", "4", "10", "4"):
+            page.fill("#demo-height", height)
+            click_pixel(page, *duck)
+        assert answered(page, lambda: page.click("#demo-send")).startswith("I learned knock")
+        confirm(page)
+
+        page.fill("#point-name", "corner")  # a place: a click on the bare table
+        page.click("#point-mode")
+        assert answered(page, lambda: click_pixel(page, *spot)) == "Now I know the corner."
+        say(page, "knock on the corner")  # the taught motion at the taught place
+        assert page.text_content("#plan") == "knock('corner')\n"
+        confirm(page)
+        assert "ok knock('corner')" in page.text_content("#execution")
+        assert check(page, "'close' to 'corner'").endswith("yes.")
+        shot(page, "place_and_skill")
+        assert page.problems == []
+        page.close()
