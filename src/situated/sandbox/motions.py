@@ -47,13 +47,19 @@ def _wxyz_to_xyzw(q: np.ndarray) -> np.ndarray:
 
 
 def object_position(env: TabletopEnv, name: str) -> tuple[float, float, float] | None:
-    """Where a name is: an object's top centre (scene name or taught name; a motion shown above one object then
-    clears a taller one) or a taught location; None if the world has no such name."""
+    """Where a name is, as the camera sees it: an object's top centre (scene name or taught name; a motion shown
+    above one object then clears a taller one) or a taught location; None if the world has no such name or the
+    camera does not see the object (the held object is where the hand is)."""
     snap = env.snapshot()
     key = env.resolve(name)
     if key is not None and key in snap["objects"]:
-        x, y, _ = snap["objects"][key]["position"]
-        return (float(x), float(y), float(env.world.top(key)))
+        if key == snap.get("held"):
+            x, y, _ = snap["objects"][key]["position"]
+            return (float(x), float(y), float(env.world.top(key)))
+        seen = env.percepts().get(key)
+        if seen is None:
+            return None
+        return (float(seen.origin[0]), float(seen.origin[1]), float(seen.top))
     spot = snap["locations"].get(name)
     return None if spot is None else (float(spot[0]), float(spot[1]), float(spot[2]))
 
@@ -122,7 +128,9 @@ class DemoSkill:
         phase. Stops at the first part that fails (a point out of reach, a grasp that closes on nothing)."""
         where = object_position(env, target)
         if where is None:
-            return StepResult(False, f"{self.name}: no object {target!r} here")
+            seen = env.resolve(target) is not None
+            return StepResult(False, f"I cannot see the {target.replace('_', ' ')}" if seen
+                              else f"{self.name}: no object {target!r} here")
         times, positions, quats = self.trajectory(env.ee_pose(), where)
         changes: list[str] = []
         start = 0
