@@ -711,8 +711,9 @@ class ToolCallPlanner:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
         the turn's context for it). `feedback`: an earlier answer to this utterance and what the robot says
-        of it (why it fails on the copy of the table); the model answers again after it (a bounded rewrite). `lesson`: the person is showing a
-        lesson's steps, which are made of what the robot knows, so the unknown-behaviour answer is left out.
+        of it (why it fails on the copy of the table); the model answers again after it (a bounded rewrite).
+        `lesson`: the person is showing a lesson's steps, which are made of what the robot knows, so the
+        unknown-behaviour answer is left out.
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with
         the schema narrowed: `{"unknown_object": "duck"}` with a DUCK member leaves out the unknown-object

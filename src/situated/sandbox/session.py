@@ -46,6 +46,7 @@ from ..planners.toolcall import (
     UnknownBehaviour,
     Usage,
     answer_of_calls,
+    goal_answer,
     turn_context,
 )
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
@@ -250,9 +251,10 @@ class SandboxSession:
             self._log("note", {"text": f"plan repaired by search: {why}", **proposed})
             return found, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
         if trial.ok:
-            text = (f"On a copy of the table those calls leave {_facts(trial.after)}, so {why}. If the request "
-                    "asks for that, answer with calls that do it; if it does not, answer with the goal the calls "
-                    "reach.")
+            wanted = ", ".join(f"{p['item']} in {p['in']}" for p in goal_answer(trial.unmet))
+            text = (f"On a copy of the table those calls leave {_facts(trial.after)}, not {wanted}. If the request "
+                    "asks for that, answer with calls that do it; if it does not, answer with the same calls and "
+                    "the goal they reach.")
         else:
             text = f"On a copy of the table that plan fails: {why}. Answer again with calls that work from the state."
         again = self.planner.plan(request, self.space, self.objects, self.memory,
