@@ -242,6 +242,18 @@ def test_the_copy_fails_like_the_arm_and_search_finds_composed_steps(fresh: Tabl
     assert len(found) == 6 and table.where["candy"] == "table"  # the copy searched on is left as it was
 
 
+def test_on_the_copy_an_item_lifted_out_of_a_container_falls_back_in_unless_moved_away(fresh: TabletopEnv) -> None:
+    table = TableCopy.of_env(fresh)
+    table.where["ball"] = "gift_bag"
+    out = (Condition("on", ("ball", "table")),)
+    # "take the ball out of the bag and put it on the table" answered without a goto: the ball drops back in
+    assert try_plan([Call("pickup", ("ball",)), Call("release")], SANDBOX_SPACE, table, out).unmet == out
+    assert try_plan([Call("pickup", ("ball",)), Call("goto", ("table",)), Call("release")], SANDBOX_SPACE, table,
+                    out).achieves
+    assert search(out, SANDBOX_SPACE, table) == (Call("pickup", ("ball",)), Call("goto", ("table",)),
+                                                   Call("release"))
+
+
 def test_the_memory_drops_its_oldest_half_at_once_so_the_prompt_prefix_rarely_changes() -> None:
     from situated.planners.toolcall import MEMORY_LIMIT, Exchange, Memory
 
