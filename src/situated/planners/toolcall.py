@@ -414,6 +414,18 @@ def _unknown_examples(items: Sequence[str], context: str) -> list[Exchange]:
     return out
 
 
+def _call_of(answer: UnknownBehaviour, space: ActionSpace) -> Call | None:
+    """The call an unknown-behaviour answer stands for when its name is a function of the API whose object
+    parameters match the objects it named, one to one (`{"unknown_behaviour": "pack", "objects": ["DUCK"]}`
+    with `pack(item)` taught: `pack('duck')`); None otherwise."""
+    if answer.name not in space:
+        return None
+    params = space.get(answer.name).params
+    if len(params) != len(answer.objects) or any(p.kind != "object" for p in params):
+        return None
+    return Call(answer.name, answer.objects)
+
+
 def shown_words(examples: Iterable[Exchange]) -> frozenset[str]:
     """The words of the example requests answered with calls: an unknown behaviour named by one of them
     contradicts the prompt's own examples (the model answered "put" unknown though an example puts with
@@ -734,6 +746,11 @@ class ToolCallPlanner:
         composed = shown_words(self.examples(space, objects, memory, containers)) - {
             w for o in objects for w in o.name.split("_")}
         for _ in range(len(allow)):
+            if isinstance(answer, UnknownBehaviour) and (call := _call_of(answer, space)) is not None:
+                # the function it names exists and takes exactly the objects named: that call, no second ask
+                answer = PlannedCalls((call,))
+                value = answer_of_calls([call], space)
+                break
             if isinstance(answer, UnknownObject) and (
                     names_known(answer.name, [*(o.name for o in objects), GRIPPER.lower()]) or answer.name in space
                     or not grounded(answer.name, utterance)):

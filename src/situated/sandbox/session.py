@@ -236,10 +236,13 @@ class SandboxSession:
         assert isinstance(answer, PlannedCalls)
         calls, goal = answer.calls, answer.goal
         trial = try_plan(calls, self.space, table, goal)
-        if trial.achieves:
+        taught = any(isinstance(self.space.get(c.action), Behaviour) for c in calls)
+        if trial.achieves and (goal or not taught):
             return calls, goal, ""
         proposed = {"proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]}
-        if trial.ok and any(isinstance(self.space.get(c.action), Behaviour) for c in calls):
+        if trial.achieves:  # a taught behaviour with no stated goal: what it does on the copy is checked after
+            return calls, moved(table, trial.after), ""
+        if trial.ok and taught:
             self._log("note", {"text": f"calls kept, goal {unmet_text(trial.unmet)} replaced by their effect",
                                **proposed})
             return calls, moved(table, trial.after), ""
