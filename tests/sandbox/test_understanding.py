@@ -290,3 +290,38 @@ def test_an_unknown_answer_that_copies_a_slip_of_a_known_name_is_asked_again(fre
         # "put" is a verb the examples answer with calls: not an unknown behaviour
         assert s.say("put the candie in the gift back").plan.text == "pickup('candy')\ngoto('gift_bag')\nrelease()\n"
         assert "unknown_behaviour" not in str(llm.calls[-1]["schema"])
+
+
+def test_a_rewrite_that_does_something_else_is_not_taken_and_added_steps_are_named(fresh: TabletopEnv,
+                                                                                   tmp_path) -> None:
+    # asked again, the model answers other calls that reach their own goal but not the request's: not taken;
+    # the found steps complete the model's own calls and the person is told what was added
+    llm = ScriptedLLM([answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       answer([("duck", "tray")], ("goto", {"obj": "tray"})),
+                       answer([("duck", "gripper")], ("goto", {"obj": "duck"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("grab the duck")
+        s.confirm()
+        shown = s.say("move it over the tray")
+        assert shown.plan.text == "goto('tray')\nrelease()\n" and "I added release()" in shown.say
+
+
+def test_a_taught_behaviour_used_with_a_full_hand_gets_the_hand_emptied_first(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "bag", "objects": ["DUCK"]},
+                       answer([("duck", "gift_bag")], ("pickup", {"obj": "duck"}), ("goto", {"obj": "gift_bag"}),
+                              ("release", {})),
+                       {"name": "bag", "params": ["item"], "doc": "Put the item in the gift bag."},
+                       answer([("cube", "gripper")], ("pickup", {"obj": "cube"})),
+                       {"goal": [], "calls": [{"function": "bag", "args": {"item": "BALL"}}]}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("bag the duck")
+        s.say("put the duck in the gift bag")
+        s.confirm()
+        s.say("that's it")
+        s.say("hold the cube")
+        s.confirm()
+        shown = s.say("bag the ball")  # the cube is still in the hand: bag's pickup would fail
+        assert shown.plan.calls[-1] == Call("bag", ("ball",)) and "release" in shown.plan.text
+        assert shown.plan.goal == (Condition("inside", ("ball", "gift_bag")),)
+        assert s.confirm().say == "Done." and s.check("'ball' in 'gift_bag'")
+        assert s.metrics().model_calls == 5  # found by search, no rewrite asked

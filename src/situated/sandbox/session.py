@@ -248,6 +248,8 @@ class SandboxSession:
             return calls, moved(table, trial.after), ""
         why = trial.failed or f"it would not make {unmet_text(trial.unmet)}"
         named = [str(a) for c in calls for a in c.args]
+        if not goal and taught:  # a taught behaviour that fails here: what it does from a free gripper
+            goal = intended(calls, self.space, table)
         found = search(goal, self.space, table, named) if goal else None
         extends = found is not None and trial.ok and found[:len(calls)] == calls
         if found and not extends:
@@ -264,11 +266,15 @@ class SandboxSession:
                                   containers=containers_of(self.env), state=state, feedback=(reply.raw, text))
         self._used(again.usage, "plan")
         if isinstance(again.answer, PlannedCalls):
-            retry = try_plan(again.answer.calls, self.space, table, again.answer.goal if trial.ok else goal)
-            if retry.achieves or (retry.ok and not trial.ok):
+            retry = try_plan(again.answer.calls, self.space, table, goal)
+            if trial.ok:  # it does what was stated after all, or keeps its calls and states what they reach
+                kept = again.answer.calls == calls and try_plan(calls, self.space, table, again.answer.goal).achieves
+                if retry.achieves or kept:
+                    self._log("note", {"text": f"plan rewritten by the model: {why}", **proposed})
+                    return again.answer.calls, goal if retry.achieves else again.answer.goal, ""
+            elif retry.ok:
                 self._log("note", {"text": f"plan rewritten by the model: {why}", **proposed})
-                return again.answer.calls, again.answer.goal if trial.ok else goal, (
-                    "" if trial.ok else f"On a copy of the table, {_plain(why)}, so I planned it again.")
+                return again.answer.calls, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
         if found:
             self._log("note", {"text": f"plan completed by search: {why}", **proposed})
             added = ", ".join(call_text(c) for c in found[len(calls):])
@@ -673,6 +679,16 @@ def _plain(reason: str) -> str:
     """A failure reason as part of a sentence: `grasp(): already holding 'ball'` → the same, without the
     empty parentheses' noise."""
     return reason.replace("(): ", ": ")
+
+
+def intended(calls: Sequence[Call], space: ActionSpace, table: TableCopy) -> tuple[Condition, ...]:
+    """What calls do when the gripper starts free (what it holds set down on the table): the goal of a taught
+    behaviour that fails only because the hand is full, so the search can put that down first."""
+    free = table.copy()
+    if free.held is not None:
+        free.where[free.held], free.held = "table", None
+    trial = try_plan(calls, space, free)
+    return moved(free, trial.after) if trial.ok else ()
 
 
 def moved(before: TableCopy, after: TableCopy) -> tuple[Condition, ...]:
