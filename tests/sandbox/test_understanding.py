@@ -325,3 +325,14 @@ def test_a_taught_behaviour_used_with_a_full_hand_gets_the_hand_emptied_first(fr
         assert shown.plan.goal == (Condition("inside", ("ball", "gift_bag")),)
         assert s.confirm().say == "Done." and s.check("'ball' in 'gift_bag'")
         assert s.metrics().model_calls == 5  # found by search, no rewrite asked
+
+
+def test_a_rewrite_is_not_taken_for_reaching_a_goal_that_held_before_anything_ran(fresh: TabletopEnv,
+                                                                                  tmp_path) -> None:
+    # seen on the 0.5B: "take the cube" with the goal "the cube on the table" (true already); asked again it
+    # answered pickup('candy'), which leaves the cube there: that is no answer to the request
+    llm = ScriptedLLM([answer([("cube", "table")], ("pickup", {"obj": "cube"})),
+                       answer([("cube", "table")], ("pickup", {"obj": "candy"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        shown = s.say("take the cube")
+        assert shown.plan.text == "pickup('cube')\n" and shown.say.startswith("Careful")

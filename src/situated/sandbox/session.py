@@ -269,7 +269,8 @@ class SandboxSession:
             retry = try_plan(again.answer.calls, self.space, table, goal)
             if trial.ok:  # it does what was stated after all, or keeps its calls and states what they reach
                 kept = again.answer.calls == calls and try_plan(calls, self.space, table, again.answer.goal).achieves
-                if retry.achieves or kept:
+                stated = retry.achieves and not all(table.holds(c) for c in goal)  # not true before anything ran
+                if stated or kept:
                     self._log("note", {"text": f"plan rewritten by the model: {why}", **proposed})
                     return again.answer.calls, goal if retry.achieves else again.answer.goal, ""
             elif retry.ok:
