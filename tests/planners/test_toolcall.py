@@ -145,12 +145,18 @@ def test_an_unknown_answer_naming_something_known_is_asked_again_without_that_fo
     assert [sorted(f["properties"]) for f in llm.calls[1]["schema"]["anyOf"]] == [["calls", "goal"],
                                                                                 ["objects", "unknown_behaviour"]]
     assert reply.usage.calls == 2
-    llm = ScriptedLLM([{"unknown_behaviour": "pack", "objects": ["DUCK"]},
-                      {"calls": [{"function": "pack", "args": {"obj": "DUCK"}}]}])
+    # "unknown" pack with its one object, while pack(obj) exists: that call, without asking again
+    llm = ScriptedLLM([{"unknown_behaviour": "pack", "objects": ["DUCK"]}])
     reply = ToolCallPlanner(llm).plan("pack the duck", SANDBOX_SPACE.with_action(PACK), OBJECTS, Memory())
+    assert reply.answer == PlannedCalls((Call("pack", ("duck",)),)) and reply.usage.calls == 1
+    assert reply.raw == {"goal": [], "calls": [{"function": "pack", "args": {"obj": "DUCK"}}]}
+    # a slip of a function's name (or the wrong number of objects) is asked again with calls only
+    llm = ScriptedLLM([{"unknown_behaviour": "pak", "objects": ["DUCK"]},
+                      {"calls": [{"function": "pack", "args": {"obj": "DUCK"}}]}])
+    reply = ToolCallPlanner(llm).plan("pak the duck", SANDBOX_SPACE.with_action(PACK), OBJECTS, Memory())
     assert reply.answer == PlannedCalls((Call("pack", ("duck",)),))
     assert [sorted(f["properties"]) for f in llm.calls[1]["schema"]["anyOf"]] == [["calls", "goal"]]
-    llm = ScriptedLLM([{"unknown_object": "duck"}, {"unknown_behaviour": "pack", "objects": ["DUCK"]},
+    llm = ScriptedLLM([{"unknown_object": "duck"}, {"unknown_behaviour": "pack", "objects": []},
                       {"calls": [{"function": "pack", "args": {"obj": "DUCK"}}]}])
     reply = ToolCallPlanner(llm).plan("pack the duck", SANDBOX_SPACE.with_action(PACK), OBJECTS, Memory())
     assert reply.answer == PlannedCalls((Call("pack", ("duck",)),)) and reply.usage.calls == 3

@@ -74,9 +74,11 @@ def test_teaching_generalizes_the_named_object_into_a_parameter(fresh: TabletopE
         assert "pack" in s.space and s.space.get("pack").doc == "Put the item into the gift bag."
         assert s.status()["functions"][-1].startswith("def pack(item):") and s.status()["teaching"] is None
         json.dumps(s.status())
-        # the teach step saw the steps with objects as members; the trigger's memory now holds the taught call
+        # the teach step saw the steps with objects as members; the trigger is answered anew with the taught call
+        # at the memory's end (appended, so the prompt's prefix stays)
         assert "pickup(X)\ngoto(GIFT_BAG)" in llm.calls[4]["messages"][-1]["content"]
-        assert s.memory.exchanges[0].answer == {"goal": [{"item": "BALL", "in": "GIFT_BAG"}],
+        assert s.memory.exchanges[-1].utterance == "pack the ball"
+        assert s.memory.exchanges[-1].answer == {"goal": [{"item": "BALL", "in": "GIFT_BAG"}],
                                                 **calls(("pack", {"item": "ball"}))}
         # the very next utterance can use it, on another object; the schema offered it
         plan = s.say("pack the duck")

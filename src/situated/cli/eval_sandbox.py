@@ -61,7 +61,8 @@ def eval_sandbox(
                           on_session=lambda r: print(_session_line(r), flush=True))
     totals = report.totals()
     print(f"{totals['met']}/{totals['expectations']} expectations met over {totals['sessions']} sessions; "
-          f"model time per utterance p50 {totals['latency_p50']} s, p95 {totals['latency_p95']} s; first "
+          f"model time per utterance p50 {totals['latency_p50']} s, p95 {totals['latency_p95']} s (after each "
+          f"session's first: p50 {totals['latency_later_p50']} s, p95 {totals['latency_later_p95']} s); first "
           f"utterance {totals['first_utterance_seconds']} s; {totals['skill_failures']} skill failures; "
           f"{totals['model_calls']} model calls, {totals['prompt_tokens'] + totals['completion_tokens']} tokens")
     if as_json:

@@ -283,11 +283,19 @@ def _function_line(action: Any) -> str:
     tool = ActionSpace((action,)).with_objects(()).tool_schemas()[0]
     spec = tool["function"]
     if isinstance(action, Behaviour):
-        spec["description"] = f"{spec['description']} (a behaviour the person taught)".strip()
+        spec["description"] = f"{spec['description']} {behaviour_steps(action)} (a behaviour the person taught)".strip()
     for param, prop in zip(action.params, spec["parameters"]["properties"].values(), strict=True):
         if param.kind == "object":
             prop["description"] = f"{prop.get('description', '') or param.name}: a member of Object"
     return json.dumps(tool, ensure_ascii=False)
+
+
+def behaviour_steps(action: Behaviour) -> str:
+    """What a taught behaviour runs, in the words the prompt uses (`Steps: pickup(item); goto(GIFT_BAG);
+    release().`), so it reads the same just taught and after a library reload."""
+    lines = [" ".join(line.split()) for line in action.body.splitlines() if line.strip()]
+    steps = "; ".join(re.sub(r"'([a-z0-9_]+)'", lambda m: m.group(1).upper(), line) for line in lines)
+    return f"Steps: {steps}." if steps else ""
 
 
 def system_prompt(space: ActionSpace, objects: Sequence[ObjectEntry], motions: bool = False) -> str:
@@ -425,6 +433,37 @@ def _unknown_examples(items: Sequence[str], context: str) -> list[Exchange]:
     stranger = next(n for n in ("stapler", "teapot", "scissors") if n not in items)
     out.append(Exchange(f"go to the {stranger}", {"unknown_object": stranger}, context))
     return out
+
+
+def _call_of(answer: UnknownBehaviour, space: ActionSpace) -> Call | None:
+    """The call an unknown-behaviour answer stands for when its name is a function of the API whose object
+    parameters match the objects it named, one to one (`{"unknown_behaviour": "pack", "objects": ["DUCK"]}`
+    with `pack(item)` taught: `pack('duck')`); None otherwise."""
+    if answer.name not in space:
+        return None
+    params = space.get(answer.name).params
+    if len(params) != len(answer.objects) or any(p.kind != "object" for p in params):
+        return None
+    return Call(answer.name, answer.objects)
+
+
+def shown_words(examples: Iterable[Exchange]) -> frozenset[str]:
+    """The words of the example requests answered with calls: an unknown behaviour named by one of them
+    contradicts the prompt's own examples (the model answered "put" unknown though an example puts with
+    pickup, goto and release). Read against the model's answer, never the person's utterance."""
+    return frozenset(w for e in examples if "calls" in e.answer for w in _tokens(e.utterance))
+
+
+def grounded(name: str, utterance: str) -> bool:
+    """Whether an unknown object's name is something the person said: each of its words is a word of the
+    request, or one edit from one (a slip the model copied or mended). A name the request never says is the
+    model's invention (measured: "stow the apple" answered as the unknown object "stapler" from an example)."""
+    words = _tokens(utterance)
+    return all(any(part == w or (len(part) >= 3 and _one_edit(part, w)) for w in words) for part in name.split("_"))
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
 
 
 def motion_example(space: ActionSpace, objects: Sequence[ObjectEntry], context: str = "") -> list[Exchange]:
@@ -698,51 +737,70 @@ class ToolCallPlanner:
         """System prompt (with the API as it was at the session's first turn), in-context examples, running
         memory, then the utterance after its context. The prompt only grows from turn to turn, so a backend
         that reuses its cache of the prompt's prefix recomputes only the new turn."""
-        if memory.base is None:
-            memory.base = (space, tuple(objects))
-        base_space, base_objects = memory.base
-        out = [{"role": "system", "content": system_prompt(base_space, base_objects, self.motions)}]
-        for exchange in (*example_exchanges(base_space, base_objects, containers, self.motions), *memory.exchanges):
+        out = [{"role": "system", "content": system_prompt(*self._base(space, objects, memory), self.motions)}]
+        for exchange in (*self.examples(space, objects, memory, containers), *memory.exchanges):
             out.append({"role": "user", "content": exchange.message})
             out.append({"role": "assistant", "content": dumps(exchange.answer)})
         out.append({"role": "user", "content": Exchange(utterance, {}, context).message})
         return out
+
+    @staticmethod
+    def _base(space: ActionSpace, objects: Sequence[ObjectEntry],
+              memory: Memory) -> tuple[ActionSpace, tuple[ObjectEntry, ...]]:
+        if memory.base is None:
+            memory.base = (space, tuple(objects))
+        return memory.base
+
+    def examples(self, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory,
+                 containers: Iterable[str] = ()) -> list[Exchange]:
+        """The in-context examples, made from the API the system prompt was written with."""
+        return example_exchanges(*self._base(space, objects, memory), containers, self.motions)
 
     def plan(self, utterance: str, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory, *,
              containers: Iterable[str] = (), state: TableState | None = None,
              feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False) -> PlannerReply:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
-        the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy
-        of the table; the model answers again after it (a bounded rewrite). `lesson`: the person is showing a
-        lesson's steps, which are made of what the robot knows, so the unknown-behaviour answer is left out.
+        the turn's context for it). `feedback`: an earlier answer to this utterance and what the robot says
+        of it (why it fails on the copy of the table); the model answers again after it (a bounded rewrite).
+        `lesson`: the person is showing a lesson's steps, which are made of what the robot knows, so the
+        unknown-behaviour answer is left out.
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with
         the schema narrowed: `{"unknown_object": "duck"}` with a DUCK member leaves out the unknown-object
         form; `{"unknown_behaviour": "pack"}` with a `pack` function leaves only calls. "Names" is read
         loosely (`names_known`): the model copies the person's speech-to-text slips into its unknown answers
-        ("trey", "gift" for the GIFT_BAG, "pick" for `pickup`)."""
-        if memory.base is None:
-            memory.base = (space, tuple(objects))
+        ("trey", "gift" for the GIFT_BAG, "pick" for `pickup`). So are an unknown object whose name the request
+        never says (`grounded`) and an unknown behaviour named by a verb the examples answer with calls
+        (`shown_words`)."""
+        self._base(space, objects, memory)
         context, announces = turn_context(state, space, objects, memory)
         messages = self.messages(utterance, space, objects, memory, containers, context)
         allow = {"unknown_behaviour": not lesson, "unknown_object": True}
         if self.motions:
             allow["unknown_skill"] = not lesson
         if feedback is not None:
-            messages += [{"role": "assistant", "content": dumps(feedback[0])},
-                         {"role": "user", "content": f"On a copy of the table that plan fails: {feedback[1]}. "
-                                                     "Answer again with calls that work from the state."}]
+            messages += [{"role": "assistant", "content": dumps(feedback[0])}, {"role": "user", "content": feedback[1]}]
             allow = dict.fromkeys(allow, False)
         value, usage = self._ask(messages, answer_schema(space, objects, **allow))
         answer = read_answer(value, space, objects)
+        composed = shown_words(self.examples(space, objects, memory, containers)) - {
+            w for o in objects for w in o.name.split("_")}
         for _ in range(len(allow)):
-            if isinstance(answer, UnknownObject) and (names_known(answer.name, [o.name for o in objects])
-                                                      or answer.name in space):
+            if isinstance(answer, UnknownBehaviour) and (call := _call_of(answer, space)) is not None:
+                # the function it names exists and takes exactly the objects named: that call, no second ask
+                answer = PlannedCalls((call,))
+                value = answer_of_calls([call], space)
+                break
+            if isinstance(answer, UnknownObject) and (
+                    names_known(answer.name, [*(o.name for o in objects), GRIPPER.lower()]) or answer.name in space
+                    or not grounded(answer.name, utterance)):
                 allow["unknown_object"] = False
             elif isinstance(answer, UnknownBehaviour | UnknownSkill) and names_known(answer.name, space.names,
                                                                                      parts=False):
                 allow = dict.fromkeys(allow, False)  # it names a function: the utterance is a call of it
+            elif isinstance(answer, UnknownBehaviour) and answer.name in composed:
+                allow["unknown_behaviour"] = False  # the examples show that verb composed of the functions
             else:
                 break
             value, again = self._ask(messages, answer_schema(space, objects, **allow))

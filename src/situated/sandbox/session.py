@@ -50,6 +50,8 @@ from ..planners.toolcall import (
     UnknownSkill,
     Usage,
     answer_of_calls,
+    goal_answer,
+    turn_context,
 )
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
 from ..trace import StepEvent, StopEvent
@@ -205,8 +207,8 @@ class SandboxSession:
         answer = reply.answer
         raw = reply.raw
         if isinstance(answer, PlannedCalls):
-            calls, note = self._checked(request, reply, table, state)
-            raw = answer_of_calls(calls, self.space, answer.goal)
+            calls, goal, note = self._checked(request, reply, table, state)
+            raw = answer_of_calls(calls, self.space, goal)
         self.memory.append(Exchange(request, raw, reply.context, reply.announces))
         if isinstance(answer, PlannedCalls):
             try:
@@ -214,10 +216,10 @@ class SandboxSession:
             except ValidationError as err:  # only a broken library could cause this
                 self.memory.drop_last(request)
                 return Reply("error", f"I cannot run that plan: {err}")
-            plan = Plan(request, calls, expansion.text, expansion.depth, answer.goal, note)
+            plan = Plan(request, calls, expansion.text, expansion.depth, goal, note)
             self.pending = plan
             self._log("plan", {"utterance": request, "calls": [call_text(c) for c in plan.calls],
-                               "depth": plan.depth, "goal": [condition_text(c) for c in answer.goal],
+                               "depth": plan.depth, "goal": [condition_text(c) for c in goal],
                                "note": note})
             say = "Here is my plan. Shall I go ahead?"
             return Reply("plan", f"{note} {say}" if note else say, plan=plan)
@@ -256,31 +258,69 @@ class SandboxSession:
                                       "'close' and 'open' for the gripper).")
 
     def _checked(self, request: str, reply: PlannerReply, table: TableCopy,
-                 state: TableState) -> tuple[tuple[Call, ...], str]:
-        """The model's calls tried on a copy of the table; when a step fails or the goal is not reached, a
-        search over the API for the goal's steps, else one rewrite by the model with the reason. Returns the
-        calls to show and a note for the person ('' when the model's own calls hold)."""
+                 state: TableState) -> tuple[tuple[Call, ...], tuple[Condition, ...], str]:
+        """The model's calls tried on a copy of the table. Returns the calls to show, the goal they are checked
+        against after the run, and a note for the person ('' when the model's own calls hold).
+
+        - A step fails: the shortest calls a search over the API finds for the stated goal, else one rewrite
+          by the model with the reason.
+        - The calls run but the stated goal is not reached: calls over a taught behaviour are kept (its effect
+          is known from its lesson, the model's goal for it is a guess) with their effect as the goal. Calls
+          the search would only extend are sent back to the model, which says whether the request asked for
+          more ("go to the box" with the apple in hand need not drop it); calls the search replaces are
+          replaced."""
         answer = reply.answer
         assert isinstance(answer, PlannedCalls)
-        trial = try_plan(answer.calls, self.space, table, answer.goal)
-        if trial.achieves or (trial.ok and any(c.action in self.world.motions for c in answer.calls)):
-            return answer.calls, ""  # the copy cannot tell what a shown motion does: it is not replaced
+        calls, goal = answer.calls, answer.goal
+        trial = try_plan(calls, self.space, table, goal)
+        taught = any(isinstance(self.space.get(c.action), Behaviour) for c in calls)
+        if trial.achieves and (goal or not taught):
+            return calls, goal, ""
+        if trial.ok and any(c.action in self.world.motions for c in calls):
+            return calls, goal, ""  # the copy cannot tell what a shown motion does: it is not replaced
+        proposed = {"proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]}
+        if trial.achieves:  # a taught behaviour with no stated goal: what it does on the copy is checked after
+            return calls, moved(table, trial.after), ""
+        if trial.ok and taught:
+            self._log("note", {"text": f"calls kept, goal {unmet_text(trial.unmet)} replaced by their effect",
+                               **proposed})
+            return calls, moved(table, trial.after), ""
         why = trial.failed or f"it would not make {unmet_text(trial.unmet)}"
-        named = [str(a) for c in answer.calls for a in c.args]
-        found = search(answer.goal, self.space, table, named) if answer.goal else None
-        if found:
-            self._log("note", {"text": f"plan repaired by search: {why}"})
-            return found, f"On a copy of the table, {_plain(why)}, so I planned it again."
+        named = [str(a) for c in calls for a in c.args]
+        if not goal and taught:  # a taught behaviour that fails here: what it does from a free gripper
+            goal = intended(calls, self.space, table)
+        found = search(goal, self.space, table, named) if goal else None
+        extends = found is not None and trial.ok and found[:len(calls)] == calls
+        if found and not extends:
+            self._log("note", {"text": f"plan repaired by search: {why}", **proposed})
+            return found, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
+        if trial.ok:
+            wanted = ", ".join(f"{p['item']} in {p['in']}" for p in goal_answer(trial.unmet))
+            text = (f"On a copy of the table those calls leave {_facts(trial.after)}, not {wanted}. If the request "
+                    "asks for that, answer with calls that do it; if it does not, answer with the same calls and "
+                    "the goal they reach.")
+        else:
+            text = f"On a copy of the table that plan fails: {why}. Answer again with calls that work from the state."
         again = self.planner.plan(request, self.space, self.objects, self.memory,
-                                  containers=containers_of(self.env), state=state, feedback=(reply.raw, why))
+                                  containers=containers_of(self.env), state=state, feedback=(reply.raw, text))
         self._used(again.usage, "plan")
         if isinstance(again.answer, PlannedCalls):
-            retry = try_plan(again.answer.calls, self.space, table, answer.goal)
-            if retry.achieves or (retry.ok and not trial.ok):
-                self._log("note", {"text": f"plan rewritten by the model: {why}"})
-                return again.answer.calls, f"On a copy of the table, {_plain(why)}, so I planned it again."
-        self._log("note", {"text": f"plan still fails on the copy: {why}"})
-        return answer.calls, f"Careful: on a copy of the table, {_plain(why)}."
+            retry = try_plan(again.answer.calls, self.space, table, goal)
+            if trial.ok:  # it does what was stated after all, or keeps its calls and states what they reach
+                kept = again.answer.calls == calls and try_plan(calls, self.space, table, again.answer.goal).achieves
+                stated = retry.achieves and not all(table.holds(c) for c in goal)  # not true before anything ran
+                if stated or kept:
+                    self._log("note", {"text": f"plan rewritten by the model: {why}", **proposed})
+                    return again.answer.calls, goal if retry.achieves else again.answer.goal, ""
+            elif retry.ok:
+                self._log("note", {"text": f"plan rewritten by the model: {why}", **proposed})
+                return again.answer.calls, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
+        if found:
+            self._log("note", {"text": f"plan completed by search: {why}", **proposed})
+            added = ", ".join(call_text(c) for c in found[len(calls):])
+            return found, goal, f"To make {unmet_text(trial.unmet)}, I added {added}."
+        self._log("note", {"text": f"plan still fails on the copy: {why}", **proposed})
+        return calls, goal, f"Careful: on a copy of the table, {_plain(why)}."
 
     def confirm(self) -> Reply:
         """Run the plan awaiting confirmation; during a teaching dialogue its successful calls are recorded."""
@@ -422,8 +462,7 @@ class SandboxSession:
         self._used(usage, "teach")
         calls = shown.body_calls(signature.params)
         body = body_text(calls)
-        params = tuple(Param(p, doc=f"an object (shown with the {_words(o)})")
-                       for p, o in zip(signature.params, generalized, strict=True))
+        params = tuple(Param(p) for p in signature.params)  # as a library reload makes them
         behaviour = Behaviour(teaching.name, params, signature.doc, body=body)
         grown = self.space.with_action(behaviour)
         try:
@@ -439,8 +478,7 @@ class SandboxSession:
             self._log("note", {"text": f"could not learn {teaching.name}: {err}"})
             return Reply("error", f"I could not learn {teaching.name}: {err}")
         self.space = grown
-        self.memory.replace(teaching.utterance,
-                            answer_of_calls([Call(teaching.name, generalized)], self.space, changed))
+        self._remember_lesson(teaching.utterance, Call(teaching.name, generalized), changed, start)
         definition = definition_text(teaching.name, signature.params, body)
         self._log("teaching", {"kind": "behaviour", "name": teaching.name, "params": list(signature.params),
                                "doc": signature.doc, "body": body, "steps": len(teaching.steps),
@@ -452,6 +490,15 @@ class SandboxSession:
         elif not generalized and teaching.objects:
             say += " It always uses the same objects."
         return Reply("taught", say, taught=Taught("behaviour", teaching.name, definition, signature.synthesized))
+
+    def _remember_lesson(self, utterance: str, call: Call, goal: Sequence[Condition], start: TableCopy) -> None:
+        """The request that started a lesson, answered now with the call it means, appended to the memory as a
+        turn asked from the table as the lesson found it (it announces the new behaviour). Appended, not written
+        over the old "unknown" answer, so the prompt's prefix stays and only this turn is evaluated."""
+        places = tuple(o.name for o in self.objects if o.kind != "item")
+        state = TableState(start.held, dict(start.where), places)
+        context, announces = turn_context(state, self.space, self.objects, self.memory)
+        self.memory.append(Exchange(utterance, answer_of_calls([call], self.space, goal), context, announces))
 
     def point(self, name: str, where: Sequence[float]) -> Reply:
         """The user points at an object and names it: `where` is a pixel (u, v) of the camera image (lifted to
@@ -694,6 +741,30 @@ def _plain(reason: str) -> str:
     """A failure reason as part of a sentence: `grasp(): already holding 'ball'` → the same, without the
     empty parentheses' noise."""
     return reason.replace("(): ", ": ")
+
+
+def intended(calls: Sequence[Call], space: ActionSpace, table: TableCopy) -> tuple[Condition, ...]:
+    """What calls do when the gripper starts free (what it holds set down on the table): the goal of a taught
+    behaviour that fails only because the hand is full, so the search can put that down first."""
+    free = table.copy()
+    if free.held is not None:
+        free.where[free.held], free.held = "table", None
+    trial = try_plan(calls, space, free)
+    return moved(free, trial.after) if trial.ok else ()
+
+
+def moved(before: TableCopy, after: TableCopy) -> tuple[Condition, ...]:
+    """Where every item that calls moved ended up (the goal of calls kept for what they do)."""
+    items = sorted(i for i in before.items | after.items
+                   if (before.where.get(i), before.held == i) != (after.where.get(i), after.held == i))
+    return effect(before, after, items)
+
+
+def _facts(table: TableCopy) -> str:
+    """Where the items are on a copy, as the prompt writes them: `APPLE in the GRIPPER, BALL in GIFT_BAG`."""
+    out = [f"{table.held.upper()} in the GRIPPER"] if table.held else []
+    return ", ".join(out + [f"{i.upper()} in {p.upper()}" for i, p in sorted(table.where.items())
+                            if p != "table"]) or "everything on the TABLE"
 
 
 def _changes(before: frozenset[str], after: frozenset[str]) -> str:

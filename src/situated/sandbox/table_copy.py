@@ -130,7 +130,9 @@ class TableCopy:
         if self.arm not in self.items:
             return "the gripper closed on nothing"
         self.held = self.arm
-        self.where.pop(self.arm, None)
+        spot = self.where.pop(self.arm, TABLE)
+        if spot in self.containers:  # lifted out of a container, the item is still above it
+            self.arm = spot
         return ""
 
     def _release(self) -> None:
