@@ -181,13 +181,17 @@ def sandbox_command(
     asr: Annotated[str | None, typer.Option("--asr", help="Speech engine: pocketsphinx (default), "
                                             "whisper:/path/model.bin, faster-whisper:/path/dir (local files only).")]
     = None,
+    condition: Annotated[str, typer.Option("--condition", help="teaching, or no-teaching (the study's baseline: "
+                                           "nothing can be taught; spell out the skills).")] = "teaching",
 ) -> None:
     """Talk to the simulated arm (console or --web page), or run a scripted session (--script)."""
     if ctx.invoked_subcommand is not None:
         return
+    from ..sandbox.study import one_condition
+
     recognizer = _front_end(web, script, host, token, speech, asr)
     models = {"model": model, "cassette": cassette, "cassette_mode": cassette_mode, "threads": threads,
-              "base_url": base_url}
+              "base_url": base_url, "condition": one_condition(condition)}
     if web:
         _serve_web(scene, seed, library, models, host, port, token, recognizer)
     else:
@@ -227,7 +231,8 @@ def _serve_web(scene: str, seed: int, library: Path, models: dict[str, Any], hos
         lib = stack.enter_context(SkillLibrary.open(library))
         env = TabletopEnv(scene, seed=seed)
         stack.callback(env.close)
-        return stack.enter_context(SandboxSession(env, _open_llm(models), lib, scene=scene, model=models["model"]))
+        return stack.enter_context(SandboxSession(env, _open_llm(models), lib, scene=scene, model=models["model"],
+                                                  condition=models["condition"]))
 
     serve(open_session, host=host, port=port, token=token, recognizer=recognizer, announce=_print)
 
@@ -246,7 +251,8 @@ def _run_local(scene: str, seed: int, library: Path, models: dict[str, Any], scr
     with SkillLibrary.open(library) as lib:
         env = TabletopEnv(scene, seed=seed)
         try:
-            with SandboxSession(env, _open_llm(models), lib, scene=scene, model=models["model"]) as session:
+            with SandboxSession(env, _open_llm(models), lib, scene=scene, model=models["model"],
+                                condition=models["condition"]) as session:
                 if statements is None:
                     run_console(session, recognizer=recognizer)
                 else:
