@@ -116,7 +116,8 @@ class SandboxSession:
             self.notes.append("no-teaching: only the basic skills; the library's lessons are not loaded")
         self.session_id = library.start_session(scene or "tabletop", model or llm.uri)
         self._closed = False
-        self._log("study", {**(study or {}), "condition": condition})
+        if study is not None or not self.teachable:  # a study's session says whose it is and its condition
+            self._log("study", {**(study or {}), "condition": condition})
 
     @property
     def teachable(self) -> bool:

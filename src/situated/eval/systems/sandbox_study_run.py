@@ -13,6 +13,7 @@ from other session files, another model or seed is refused.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -48,23 +49,26 @@ def episode_of(session: StudySession, row: dict[str, Any]) -> Episode:
 
 def run_study(sessions: Sequence[StudySession], llm: LLM, out: Path, *, model: str, seed: int = 0,
               on_session: Callable[[dict[str, Any], bool], None] | None = None) -> tuple[list[dict], list[Path]]:
-    """Run every session not yet in its condition's store, in order; then write the tables and the figure.
-    Returns every session's row (done earlier or now) and the files written. `on_session(row, skipped)`."""
-    rows: list[dict[str, Any]] = []
-    for condition in dict.fromkeys(s.fields.condition for s in sessions):
-        members = [s for s in sessions if s.fields.condition == condition]
-        folder = out / condition
-        with ResultsStore(folder, study_config(condition, members, model, seed), system=SYSTEM_NAME) as store:
-            for session in members:
-                if (session.key, 0) in store:
-                    if on_session is not None:
-                        on_session(dict(store.select([(session.key, 0)])[0].details), True)
-                    continue
-                row = run_session(session, llm, folder / "libraries", seed=seed, model=model)
-                store.add(episode_of(session, row))
+    """Run every session not yet in its condition's store, in the files' order (so one participant's bags under
+    both conditions come before the next participant's); then write the tables and the figure. Returns every
+    session's row (done earlier or now) and the files written. `on_session(row, skipped)`."""
+    conditions = list(dict.fromkeys(s.fields.condition for s in sessions))
+    with ExitStack() as stack:
+        stores = {c: stack.enter_context(ResultsStore(
+            out / c, study_config(c, [s for s in sessions if s.fields.condition == c], model, seed),
+            system=SYSTEM_NAME)) for c in conditions}
+        for session in sessions:
+            store = stores[session.fields.condition]
+            if (session.key, 0) in store:
                 if on_session is not None:
-                    on_session(row, False)
-            rows += [dict(e.details) for e in store.select([(s.key, 0) for s in members])]
+                    on_session(dict(store.select([(session.key, 0)])[0].details), True)
+                continue
+            row = run_session(session, llm, out / session.fields.condition / "libraries", seed=seed, model=model)
+            store.add(episode_of(session, row))
+            if on_session is not None:
+                on_session(row, False)
+        rows = [dict(e.details) for c in conditions for e in stores[c].select(
+            [(s.key, 0) for s in sessions if s.fields.condition == c])]
     written = write_tables(rows, out)
     written.append(draw_study(trial_rows(rows), out / FIGURE))
     return rows, written
