@@ -49,10 +49,12 @@ def episode_of(session: StudySession, row: dict[str, Any]) -> Episode:
 
 def run_study(sessions: Sequence[StudySession], llm: LLM, out: Path, *, model: str, seed: int = 0,
               on_session: Callable[[dict[str, Any], bool], None] | None = None) -> tuple[list[dict], list[Path]]:
-    """Run every session not yet in its condition's store, in the files' order (so one participant's bags under
-    both conditions come before the next participant's); then write the tables and the figure. Returns every
+    """Run every session not yet in its condition's store, by participant, then bag, then condition (so a run
+    cut short has both conditions of the first bags); then write the tables and the figure. Returns every
     session's row (done earlier or now) and the files written. `on_session(row, skipped)`."""
     conditions = list(dict.fromkeys(s.fields.condition for s in sessions))
+    sessions = sorted(sessions, key=lambda s: (s.fields.participant, s.fields.trial or 0,
+                                               conditions.index(s.fields.condition)))
     with ExitStack() as stack:
         stores = {c: stack.enter_context(ResultsStore(
             out / c, study_config(c, [s for s in sessions if s.fields.condition == c], model, seed),
