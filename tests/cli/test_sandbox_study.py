@@ -67,6 +67,10 @@ def test_the_study_writes_measures_figures_and_a_report_and_resumes(tmp_path: Pa
     assert _study(folder, out, cassette=empty) == 0
     assert capsys.readouterr().out.count("done earlier (kept)") == 2
     assert json.loads((out / "sessions.json").read_text()) == rows
+    # A selection reports only its sessions, from the same stores.
+    assert main(["sandbox", "study", "--sessions", str(folder), "--out", str(out), "--model", MODEL, "--cassette",
+                 str(empty), "--trials", "1", "--participants", "t1", "--conditions", "teaching"]) == 0
+    assert [r["condition"] for r in json.loads((out / "sessions.json").read_text())] == ["teaching"]
 
 
 def test_bad_study_folders_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -82,6 +86,9 @@ def test_bad_study_folders_are_one_line_errors(tmp_path: Path, capsys: pytest.Ca
     assert _study(folder, tmp_path / "out") == 2
     assert "a study session names its condition and trial" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+    (folder / "t2_bag1.session").unlink()
+    assert main(["sandbox", "study", "--sessions", str(folder), "--out", str(tmp_path / "out"), "--trials", "one"]) == 2
+    assert "--trials: expected whole numbers separated by commas, got 'one'" in capsys.readouterr().err
 
 
 def test_a_bad_condition_option_is_a_one_line_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -44,16 +44,21 @@ def study_command(
     cassette: Annotated[Path | None, typer.Option("--cassette", help="Record/replay model calls here.")] = None,
     cassette_mode: Annotated[str, typer.Option("--cassette-mode", help="replay, record or auto.")] = "replay",
     seed: Annotated[int, typer.Option("--seed", help="Seed of the scenes' layout.")] = 0,
+    participants: Annotated[str | None, typer.Option("--participants", help="Only these (comma-separated).")]
+    = None,
+    trials: Annotated[str | None, typer.Option("--trials", help="Only these bags (comma-separated).")] = None,
 ) -> None:
     """Run a scripted user study: measures per session and per bag, the per-bag figure and report.html."""
     from ..eval.report.build import build_report, load_runs, write_report
     from ..eval.systems.sandbox_study_run import run_study
-    from ..sandbox.study import parse_conditions, study_sessions, trial_rows
+    from ..sandbox.study import parse_conditions, selection, study_sessions, trial_rows
 
     chosen = study_sessions(sessions, parse_conditions(conditions))  # every file checked before the model loads
+    only = selection(participants, trials)
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
     rows, written = run_study(chosen, llm, out, model=model, seed=seed,
-                              on_session=lambda row, skipped: print(_session_line(row, skipped), flush=True))
+                              on_session=lambda row, skipped: print(_session_line(row, skipped), flush=True),
+                              selected=only)
     for trial in trial_rows(rows):
         print(_trial_line(trial))
     written += write_report(build_report(load_runs([out])), out / "report.html")

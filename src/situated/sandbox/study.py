@@ -15,7 +15,7 @@ import csv
 import io
 import json
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,19 @@ def one_condition(text: str, option: str = "--condition") -> str:
     if text not in CONDITIONS:
         raise DataError(f"{option}: expected {' or '.join(CONDITIONS)}, got {text!r}")
     return text
+
+
+def selection(participants: str | None, trials: str | None) -> Callable[[StudySession], bool]:
+    """`--participants p1,p2` and `--trials 1,2` as a test of a session (None: all); DataError for a trial that is
+    not a whole number."""
+    who = None if participants is None else {p.strip() for p in participants.split(",") if p.strip()}
+    bags = None
+    if trials is not None:
+        words = [t.strip() for t in trials.split(",") if t.strip()]
+        if not words or not all(w.isdigit() for w in words):
+            raise DataError(f"--trials: expected whole numbers separated by commas, got {trials!r}")
+        bags = {int(w) for w in words}
+    return lambda s: (who is None or s.fields.participant in who) and (bags is None or s.fields.trial in bags)
 
 
 def study_sessions(folder: Path, conditions: Sequence[str], default_scene: str = "gift_bag") -> list[StudySession]:

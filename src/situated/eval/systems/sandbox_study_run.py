@@ -18,6 +18,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ...errors import DataError
 from ...llm.base import LLM
 from ...sandbox.metrics import PERSON
 from ...sandbox.study import StudySession, run_session, trial_rows, write_tables
@@ -48,10 +49,12 @@ def episode_of(session: StudySession, row: dict[str, Any]) -> Episode:
 
 
 def run_study(sessions: Sequence[StudySession], llm: LLM, out: Path, *, model: str, seed: int = 0,
-              on_session: Callable[[dict[str, Any], bool], None] | None = None) -> tuple[list[dict], list[Path]]:
+              on_session: Callable[[dict[str, Any], bool], None] | None = None,
+              selected: Callable[[StudySession], bool] | None = None) -> tuple[list[dict], list[Path]]:
     """Run every session not yet in its condition's store, by participant, then bag, then condition (so a run
     cut short has both conditions of the first bags); then write the tables and the figure. Returns every
-    session's row (done earlier or now) and the files written. `on_session(row, skipped)`."""
+    session's row (done earlier or now) and the files written. `on_session(row, skipped)`. `selected`: which
+    sessions to run and report (the stores' resume keys still cover every session given)."""
     conditions = list(dict.fromkeys(s.fields.condition for s in sessions))
     sessions = sorted(sessions, key=lambda s: (s.fields.participant, s.fields.trial or 0,
                                                conditions.index(s.fields.condition)))
@@ -59,6 +62,9 @@ def run_study(sessions: Sequence[StudySession], llm: LLM, out: Path, *, model: s
         stores = {c: stack.enter_context(ResultsStore(
             out / c, study_config(c, [s for s in sessions if s.fields.condition == c], model, seed),
             system=SYSTEM_NAME)) for c in conditions}
+        sessions = [s for s in sessions if selected is None or selected(s)]
+        if not sessions:
+            raise DataError("no study session is selected (see --participants and --trials)")
         for session in sessions:
             store = stores[session.fields.condition]
             if (session.key, 0) in store:
