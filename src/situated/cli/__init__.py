@@ -47,6 +47,7 @@ def _register() -> None:
         report,
         sandbox,
         sandbox_library,
+        sandbox_study,
         tabletop,
     )
 

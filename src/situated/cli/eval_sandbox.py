@@ -47,18 +47,22 @@ def eval_sandbox(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the scenes' layout.")] = 0,
     work: Annotated[Path | None, typer.Option("--work", help="Keep the sessions' libraries here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="End with one JSON line: totals and sessions.")] = False,
+    condition: Annotated[str | None, typer.Option("--condition", help="teaching or no-teaching for every session "
+                                                  "(default: each file's '# condition:', else teaching).")] = None,
 ) -> None:
     """Run situated-session/1 files and report expectations met, latency, skill failures and model cost."""
     from ..sandbox.evaluation import evaluate, session_files
+    from ..sandbox.study import one_condition
 
     started = time.perf_counter()
+    condition = None if condition is None else one_condition(condition)
     paths = session_files(sessions)
     llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
     with tempfile.TemporaryDirectory(prefix="situated-sandbox-") as temp:
         folder = work or Path(temp)
         folder.mkdir(parents=True, exist_ok=True)
         report = evaluate(paths, llm, folder, default_scene=scene, seed=seed, model=model, started=started,
-                          on_session=lambda r: print(_session_line(r), flush=True))
+                          on_session=lambda r: print(_session_line(r), flush=True), condition=condition)
     totals = report.totals()
     print(f"{totals['met']}/{totals['expectations']} expectations met over {totals['sessions']} sessions; "
           f"model time per utterance p50 {totals['latency_p50']} s, p95 {totals['latency_p95']} s (after each "

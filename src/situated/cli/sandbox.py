@@ -189,13 +189,17 @@ def sandbox_command(
     = None,
     demonstrations: Annotated[bool, typer.Option(
         "--demonstrations", help="The robot may ask to be shown a motion it lacks (answered by `demo`).")] = False,
+    condition: Annotated[str, typer.Option("--condition", help="teaching, or no-teaching (the study's baseline: "
+                                           "nothing can be taught; spell out the skills).")] = "teaching",
 ) -> None:
     """Talk to the simulated arm (console or --web page), or run a scripted session (--script)."""
     if ctx.invoked_subcommand is not None:
         return
+    from ..sandbox.study import one_condition
+
     recognizer = _front_end(web, script, host, token, speech, asr)
     models = {"model": model, "cassette": cassette, "cassette_mode": cassette_mode, "threads": threads,
-              "base_url": base_url, "motions": demonstrations}
+              "base_url": base_url, "motions": demonstrations, "condition": one_condition(condition)}
     if web:
         _serve_web(scene, seed, library, models, host, port, token, recognizer)
     else:
@@ -236,7 +240,7 @@ def _serve_web(scene: str, seed: int, library: Path, models: dict[str, Any], hos
         env = TabletopEnv(scene, seed=seed)
         stack.callback(env.close)
         return stack.enter_context(SandboxSession(env, _open_llm(models), lib, scene=scene, model=models["model"],
-                                                  motions=models["motions"]))
+                                                  motions=models["motions"], condition=models["condition"]))
 
     serve(open_session, host=host, port=port, token=token, recognizer=recognizer, announce=_print)
 
@@ -256,7 +260,7 @@ def _run_local(scene: str, seed: int, library: Path, models: dict[str, Any], scr
         env = TabletopEnv(scene, seed=seed)
         try:
             with SandboxSession(env, _open_llm(models), lib, scene=scene, model=models["model"],
-                                motions=models["motions"]) as session:
+                                motions=models["motions"], condition=models["condition"]) as session:
                 if statements is None:
                     run_console(session, recognizer=recognizer)
                 else:

@@ -758,13 +758,15 @@ class ToolCallPlanner:
 
     def plan(self, utterance: str, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory, *,
              containers: Iterable[str] = (), state: TableState | None = None,
-             feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False) -> PlannerReply:
+             feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False,
+             teaching: bool = True) -> PlannerReply:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
-        the turn's context for it). `feedback`: an earlier answer to this utterance and what the robot says
-        of it (why it fails on the copy of the table); the model answers again after it (a bounded rewrite).
-        `lesson`: the person is showing a lesson's steps, which are made of what the robot knows, so the
-        unknown-behaviour answer is left out.
+        the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy
+        of the table; the model answers again after it (a bounded rewrite). `lesson`: the person is showing a
+        lesson's steps, which are made of what the robot knows, so the unknown-behaviour answer is left out.
+        `teaching=False`: the study's no-teaching baseline; no unknown answer is in the schema, so the grammar
+        can only produce calls of what the API has.
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with
         the schema narrowed: `{"unknown_object": "duck"}` with a DUCK member leaves out the unknown-object
@@ -779,6 +781,8 @@ class ToolCallPlanner:
         allow = {"unknown_behaviour": not lesson, "unknown_object": True}
         if self.motions:
             allow["unknown_skill"] = not lesson
+        if not teaching:
+            allow = dict.fromkeys(allow, False)
         if feedback is not None:
             messages += [{"role": "assistant", "content": dumps(feedback[0])}, {"role": "user", "content": feedback[1]}]
             allow = dict.fromkeys(allow, False)

@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import DataError
 from ..llm.base import LLM
 from .library import SkillLibrary
-from .script import read_script, run_script
+from .script import read_script, read_study_fields, run_script
 
 _SCENE = re.compile(r"#\s*scene:\s*([A-Za-z0-9_./-]+)\s*$")
 _AFTER = re.compile(r"#\s*after:\s*(\S+)\s*$")
@@ -49,6 +49,9 @@ class SessionResult:
     utterance_seconds: list[float] = field(default_factory=list)
     """Model time of each utterance that asked the model (every call it led to, rewrites included)."""
     seconds: float = 0.0
+    participant: str = ""
+    condition: str = "teaching"
+    trial: int | None = None
 
 
 @dataclass
@@ -140,9 +143,10 @@ def after_of(path: Path) -> str | None:
 
 def evaluate(paths: Sequence[Path], llm: LLM, workdir: Path, *, default_scene: str = "gift_bag", seed: int = 0,
              model: str | None = None, started: float | None = None,
-             on_session: Callable[[SessionResult], None] | None = None) -> EvalReport:
+             on_session: Callable[[SessionResult], None] | None = None, condition: str | None = None) -> EvalReport:
     """Run each session file (see the module docstring), libraries kept in `workdir`. `started`: the
-    `time.perf_counter()` the first utterance's time counts from (default: when its session starts)."""
+    `time.perf_counter()` the first utterance's time counts from (default: when its session starts).
+    `condition`: the study condition of every session (default: each file's `# condition:`, else teaching)."""
     from ..envs.tabletop import TabletopEnv
     from .session import SandboxSession
 
@@ -155,19 +159,23 @@ def evaluate(paths: Sequence[Path], llm: LLM, workdir: Path, *, default_scene: s
         if base is not None and base.is_file():
             shutil.copyfile(base, library)
         scene = scene_of(path, default_scene)
+        fields = read_study_fields(path)
+        chosen = condition or fields.condition or "teaching"
         env = TabletopEnv(scene, seed=seed)
         session_start = time.perf_counter()
         try:
             motions = any(_DEMONSTRATIONS.match(line) for line in _comments(path))
-            with SkillLibrary.open(library) as lib, SandboxSession(env, llm, lib, scene=scene, model=report.model,
-                                                                   motions=motions) as session:
+            with SkillLibrary.open(library) as lib, SandboxSession(
+                    env, llm, lib, scene=scene, model=report.model, condition=chosen, motions=motions,
+                    study=fields.to_dict() | {"condition": chosen}) as session:
                 result = run_script(session, statements, _first_utterance(report, started or session_start))
                 events = lib.events(session.session_id)
         finally:
             env.close()
         outcome = SessionResult(path.name, scene, result.expectations, result.met, list(result.unmet),
                                 result.utterances, result.skill_failures, list(result.taught),
-                                seconds=round(time.perf_counter() - session_start, 3))
+                                seconds=round(time.perf_counter() - session_start, 3),
+                                participant=fields.participant, condition=chosen, trial=fields.trial)
         _add_model_use(outcome, events)
         report.sessions.append(outcome)
         if on_session is not None:

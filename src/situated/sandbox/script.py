@@ -18,6 +18,9 @@ A `demo` given while the robot waits to be shown a motion answers it: the reques
 planned again (and its plan confirmed, as any plan).
     undo pack                         forget the newest version of something taught
 
+Header comments say whose session it is, for the user study: `# participant: p1`, `# condition: teaching` (or
+`no-teaching`), `# trial: 2` (the bag, a whole number from 1); a bad value is refused like a bad line.
+
 A bad line is a `DataError` naming the file and line. A file is read and checked whole before anything runs;
 lines can also come one at a time (`iter_script`), e.g. from a pipe, each checked as it arrives.
 """
@@ -36,13 +39,16 @@ from ..errors import DataError, ParseError
 from ..program import Condition
 from .motions import EVENTS
 from .replies import Reply
-from .session import SandboxSession, parse_condition
+from .session import CONDITIONS, SandboxSession, parse_condition
 
 FORMAT = "situated-session/1"
 MAX_SCRIPT_BYTES = 1_000_000
 MAX_LINE = 2_000
 _HEADER = re.compile(r"#\s*situated-session/(\S+)\s*$")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_STUDY = re.compile(r"#\s*(participant|condition|trial)\s*:(.*)$")
+_PARTICIPANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+MAX_TRIAL = 1000
 
 LineKind = Literal["user", "expect", "reset", "point", "demo", "undo"]
 
@@ -79,6 +85,9 @@ def parse_line(raw: str, number: int, source: str) -> ScriptLine | None:
         header = _HEADER.match(line)
         if header and number == 1 and header.group(1) != FORMAT.split("/")[1]:
             raise bad(f"format {'situated-session/' + header.group(1)!r} is not {FORMAT!r}")
+        study = _STUDY.match(line)
+        if study:
+            study_value(study.group(1), study.group(2).strip(), bad)
         return None
     head, colon, rest = line.partition(":")
     if colon and head.strip() in ("user", "expect"):
@@ -129,6 +138,60 @@ def parse_line(raw: str, number: int, source: str) -> ScriptLine | None:
             raise bad("demo: give at least one waypoint 'x y z'")
         return ScriptLine("demo", number, name=name, waypoints=tuple(steps), reference=reference)
     raise bad(f"unknown statement {keyword!r} (expected 'user:', 'expect:', 'reset', 'point', 'demo' or 'undo')")
+
+
+@dataclass(frozen=True)
+class StudyFields:
+    """Whose session a script is (its header comments): participant, condition, trial (the bag)."""
+
+    participant: str = ""
+    condition: str = ""
+    trial: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"participant": self.participant, "condition": self.condition, "trial": self.trial}
+
+
+def study_value(field_name: str, value: str, bad: Callable[[str], DataError]) -> str | int:
+    """A header field's value checked: a participant label, one of `CONDITIONS`, a trial number."""
+    if field_name == "participant":
+        if not _PARTICIPANT.fullmatch(value):
+            raise bad(f"participant: expected a label (letters, digits, '_', '-', '.'), got {value!r}")
+        return value
+    if field_name == "condition":
+        if value not in CONDITIONS:
+            raise bad(f"condition: expected {' or '.join(CONDITIONS)}, got {value!r}")
+        return value
+    if not value.isdigit() or not 1 <= int(value) <= MAX_TRIAL:
+        raise bad(f"trial: expected a whole number from 1 to {MAX_TRIAL}, got {value!r}")
+    return int(value)
+
+
+def study_fields(lines: Iterable[str], source: str) -> StudyFields:
+    """The study header of a script's lines; a field given twice with different values is a DataError."""
+    found: dict[str, str | int] = {}
+    for number, raw in enumerate(lines, start=1):
+        match = _STUDY.match(raw.strip())
+        if not match:
+            continue
+        name = match.group(1)
+
+        def bad(problem: str, number: int = number) -> DataError:
+            return DataError(f"{source}:{number}: {problem}")
+
+        value = study_value(name, match.group(2).strip(), bad)
+        if found.setdefault(name, value) != value:
+            raise bad(f"{name}: given twice ({found[name]!r}, then {value!r})")
+    trial = found.get("trial")
+    return StudyFields(str(found.get("participant", "")), str(found.get("condition", "")),
+                       trial if isinstance(trial, int) else None)
+
+
+def read_study_fields(path: str | Path) -> StudyFields:
+    """`study_fields` of a script file (read through the guarded reader)."""
+    file = Path(path)
+    data = files.read_bytes(file, what="the script", limit=MAX_SCRIPT_BYTES)
+    return study_fields(data.decode("utf-8", errors="replace").splitlines(), str(file))
 
 
 def _numbers(words: list[str], bad: Callable[[str], DataError]) -> tuple[float, ...]:

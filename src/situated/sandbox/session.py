@@ -55,7 +55,7 @@ from ..planners.toolcall import (
 )
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
 from ..trace import StepEvent, StopEvent
-from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, definition_text, expand
+from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, composition_depth, definition_text, expand
 from .checking import search, try_plan, unmet_text
 from .lessons import effect, generalize, rerun
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
@@ -75,6 +75,10 @@ MAX_UTTERANCE = 500
 LIMITS = Limits(subgoal_steps=MAX_EXPANDED_CALLS, operations=4 * MAX_EXPANDED_CALLS, stop_on_failure=True)
 """A confirmed plan runs until its first failed skill; sub-goals (behaviour calls) are not capped."""
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
+CONDITIONS = ("teaching", "no-teaching")
+"""The study's conditions: Vocal Sandbox as built, and the baseline where nothing can be taught (the planner
+offers no unknown answers, lessons are refused: the person spells out the skills)."""
+NO_TEACHING = "I cannot learn anything in this session (no-teaching); tell me the steps with the skills I have."
 _PLAN_WORDS = frozenset({"to", "on", "in", "is", "not", "hands", "def", "assert", "pass", "else", "for", "if"})
 
 
@@ -100,7 +104,12 @@ class SandboxSession:
     """One user's session with the arm (see the module docstring). Not thread-safe: one caller at a time."""
 
     def __init__(self, env: TabletopEnv, llm: LLM, library: SkillLibrary, *, scene: str = "",
-                 model: str | None = None, planner: ToolCallPlanner | None = None, motions: bool = False) -> None:
+                 model: str | None = None, planner: ToolCallPlanner | None = None, condition: str = "teaching",
+                 motions: bool = False,
+                 study: dict[str, Any] | None = None) -> None:
+        if condition not in CONDITIONS:
+            raise DataError(f"condition: expected one of {', '.join(CONDITIONS)}, got {condition!r}")
+        self.condition = condition
         self.env = env
         self.world = SandboxWorld(env)
         self.library = library
@@ -119,9 +128,19 @@ class SandboxSession:
         self.last = ""
         """What became of the last plan, when it did not do what was asked (told to the planner once)."""
         self._closed = True  # nothing is logged until the session starts
-        self._load_library()
+        if self.teachable:
+            self._load_library()
+        else:
+            self.notes.append("no-teaching: only the basic skills; the library's lessons are not loaded")
         self.session_id = library.start_session(scene or "tabletop", model or llm.uri)
         self._closed = False
+        if study is not None or not self.teachable:  # a study's session says whose it is and its condition
+            self._log("study", {**(study or {}), "condition": condition})
+
+    @property
+    def teachable(self) -> bool:
+        """False in the study's no-teaching baseline."""
+        return self.condition != "no-teaching"
 
     # -- the API -----------------------------------------------------------------------------------------------
 
@@ -201,11 +220,14 @@ class SandboxSession:
         state = self.state(table)
         reply = self.planner.plan(request, self.space, self.objects, self.memory,
                                   containers=containers_of(self.env), state=state,
-                                  lesson=self.teaching is not None)
+                                  lesson=self.teaching is not None, teaching=self.teachable)
         self._used(reply.usage, "plan")
         self.last = ""
         answer = reply.answer
         raw = reply.raw
+        if not self.teachable and not isinstance(answer, PlannedCalls):  # the schema left these out
+            self._log("note", {"text": "an unknown answer in the no-teaching condition was dropped"})
+            return Reply("error", NO_TEACHING)
         if isinstance(answer, PlannedCalls):
             calls, goal, note = self._checked(request, reply, table, state)
             raw = answer_of_calls(calls, self.space, goal)
@@ -397,8 +419,9 @@ class SandboxSession:
                                      tuple(per_call[i]), i <= last) for i, c in enumerate(plan.calls))
         execution = Execution(outcomes, stopped)
         self._log("execution", {"calls": [{"call": o.call, "behaviour": o.behaviour, "skills": len(o.skills),
-                                           "failed": sum(not s.ok for s in o.skills), "ran": o.ran}
-                                          for o in outcomes],
+                                           "failed": sum(not s.ok for s in o.skills), "ran": o.ran,
+                                           "depth": 1 + composition_depth(c.action, self.space)}
+                                          for o, c in zip(outcomes, plan.calls, strict=True)],
                                 "ok": execution.ok, "depth": plan.depth, "stopped": stopped})
         for outcome in outcomes:
             for skill in outcome.skills:
@@ -430,6 +453,8 @@ class SandboxSession:
         """Start teaching behaviour `name` explicitly. A plan awaiting confirmation is dropped, and its utterance
         and objects become the behaviour's request (so its objects become parameters)."""
         name = name.strip().lower()
+        if not self.teachable:
+            return self._refused(f"teach {name}")
         problem = self._name_problem(name, "behaviour")
         if problem:
             return Reply("error", f"I cannot learn {name!r}: {problem}.")
@@ -505,6 +530,8 @@ class SandboxSession:
         3-D with the depth image) or a point (x, y, z). If the planner was waiting for this object, the
         utterance that named it is planned again."""
         name = name.strip().lower()
+        if not self.teachable:
+            return self._refused(f"point {name}")
         problem = self._name_problem(name, "object")
         if problem:
             return Reply("error", f"I cannot call something {name!r}: {problem}.")
@@ -544,6 +571,8 @@ class SandboxSession:
         this demonstration answers it (under the name the person gives it): it is about the first object the
         request named (unless `reference` says otherwise), and the request is planned again."""
         name = name.strip().lower()
+        if not self.teachable:
+            return self._refused(f"demo {name}")
         existing = self.library.get(name)
         if not isinstance(existing, SkillRecord):
             problem = self._name_problem(name, "skill")
@@ -701,6 +730,10 @@ class SandboxSession:
         self.usage = self.usage + usage
         self._log("model_call", {"purpose": purpose, "calls": usage.calls, "prompt_tokens": usage.prompt_tokens,
                                  "completion_tokens": usage.completion_tokens, "seconds": round(usage.seconds, 3)})
+
+    def _refused(self, what: str) -> Reply:
+        self._log("note", {"text": f"lesson refused (no-teaching): {what}"})
+        return Reply("error", NO_TEACHING)
 
     def _log(self, kind: str, payload: dict[str, Any]) -> None:
         if not self._closed:

@@ -18,6 +18,7 @@ from .html import render_html
 from .markdown import render_markdown
 from .navigation import by_length, episodes_table, route_maps, stops
 from .runs import RunResults, load_runs
+from .sandbox_study import study_bags
 from .sections import (
     Options,
     comparison,
@@ -42,6 +43,7 @@ SECTIONS: dict[str, Callable[[Sequence[RunResults], Options], Section]] = {
     "lengths": lambda runs, options: by_length(runs),
     "stops": lambda runs, options: stops(runs),
     "episodes": lambda runs, options: episodes_table(runs),
+    "bags": lambda runs, options: study_bags(runs),
 }
 """The system-specific sections a `System.sections` names (besides `cost` and `maps`, which also give digests)."""
 

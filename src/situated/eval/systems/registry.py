@@ -1,7 +1,6 @@
 """Every system by the name its results stores carry (`system` in run.json).
 
-The sandbox study (Vocal Sandbox sessions, `situated sandbox report`) is to join as `systems/sandbox.py`, added
-to `SYSTEMS` below.
+The sandbox study (scripted Vocal Sandbox sessions under two conditions) is `sandbox_study`.
 """
 
 from __future__ import annotations
@@ -11,9 +10,10 @@ from .base import System
 from .eai import EAI
 from .household import HOUSEHOLD
 from .navigation import NAVIGATION
+from .sandbox_study import SANDBOX_STUDY
 from .tabletop import TABLETOP
 
-SYSTEMS: dict[str, System] = {s.name: s for s in (HOUSEHOLD, NAVIGATION, TABLETOP, EAI)}
+SYSTEMS: dict[str, System] = {s.name: s for s in (HOUSEHOLD, NAVIGATION, TABLETOP, EAI, SANDBOX_STUDY)}
 
 
 def system_named(name: str, where: object = "") -> System:
