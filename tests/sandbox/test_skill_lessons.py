@@ -166,3 +166,39 @@ def test_the_missing_motion_answer_is_offered_only_to_a_person_who_can_demonstra
     tapping = SANDBOX_SPACE.with_action(Primitive("tap", (Param("target"),), "Tap as shown."))
     motion = example_exchanges(tapping, objects, motions=True)[-1]
     assert motion.answer["unknown_skill"] == "nudge" and motion.utterance == "nudge the ball"
+
+
+TAUGHT_CASSETTE = CASSETTES / "sandbox_skill_taught_1.5b.jsonl"
+
+
+@pytest.fixture(scope="module")
+def shown_instead(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Step], Any, Path]:
+    """The same lesson with the default prompt (no missing-motion answer): the robot asks to be taught, and the
+    person shows the motion instead of telling steps. Recorded in sandbox_skill_taught_1.5b.jsonl."""
+    if MODE == "replay" and not TAUGHT_CASSETTE.is_file():
+        pytest.fail(f"cassette {TAUGHT_CASSETTE} missing; record it with SITUATED_CASSETTE_MODE=auto")
+    folder = tmp_path_factory.mktemp("shown")
+    script = folder / "lesson.session"
+    script.write_text(LESSON)
+    library = folder / "skills.db"
+    llm = cassette.wrap(MODEL, TAUGHT_CASSETTE, mode=MODE, n_threads=2)
+    steps: list[Step] = []
+    env = TabletopEnv("gift_bag", seed=0)
+    try:
+        with SkillLibrary.open(library) as lib, SandboxSession(env, llm, lib, scene="gift_bag", model=MODEL) as session:
+            totals = run_script(session, read_script(script), steps.append)
+    finally:
+        env.close()
+    return steps, totals, library
+
+
+def test_a_motion_shown_when_asked_to_be_taught_answers_the_request(shown_instead: Any) -> None:
+    steps, totals, library = shown_instead
+    asked = replies(steps, 3)
+    assert [r.kind for r in asked] == ["teach"] and "demo " in asked[0].say  # the robot offers both ways
+    shown = replies(steps, 4)
+    assert shown[0].taught.kind == "skill" and shown[0].taught.name == "knock"
+    assert totals.met == totals.expectations == 5, totals.unmet
+    with SkillLibrary.open(library) as lib:
+        assert lib.get("knock") is not None and lib.get("bounce") is not None
+        assert not lib.behaviours()  # shown, so no behaviour lesson was left half-taught

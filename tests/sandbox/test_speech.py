@@ -129,5 +129,5 @@ def test_the_console_asks_before_it_uses_what_it_heard(sphinx, tmp_path) -> None
         env.close()
     heard = [line for line in lines if line.startswith('heard: "pack the ball"')]
     assert len(heard) == 2 and len(llm.calls) == 1  # refused once, used once
-    assert "robot: I don't know how to pack. Teach me: tell me the steps one at a time, then say \"that's it\"." \
-        in lines
+    assert any(line.startswith("robot: I don't know how to pack. Teach me: tell me the steps one at a time, then say "
+                               "\"that's it\".") for line in lines)

@@ -256,8 +256,10 @@ class SandboxSession:
                 return Reply("error", f"I don't know how to do that, and I cannot learn it as "
                                       f"{answer.name!r}: {problem}.")
             self.teaching = Teaching(answer.name, request, answer.objects, start=table)
+            target = f" {answer.objects[0]}" if answer.objects else ""
             return Reply("teach", f"I don't know how to {_words(answer.name)}. Teach me: tell me the steps one at a "
-                                  "time, then say \"that's it\".")
+                                  f"time, then say \"that's it\". Or, if it is a motion, show me: demo "
+                                  f"{answer.name}{target} x y z ; x y z ; ... ('close' and 'open' for the gripper).")
         if isinstance(answer, UnknownSkill):
             return self._ask_for_motion(request, answer)
         self._log("unknown_object", {"utterance": request, "name": answer.name})
@@ -579,6 +581,9 @@ class SandboxSession:
             if problem:
                 return Reply("error", f"I cannot learn a skill called {name!r}: {problem}.")
         waiting = self.pending_skill  # the person names what they show: any demo answers the question
+        lesson = self.teaching if waiting is None and self.teaching is not None and not self.teaching.steps else None
+        if lesson is not None:  # asked to be taught, the person shows a motion instead: the demo answers the request
+            waiting = PendingSkill(lesson.name, lesson.utterance, lesson.objects)
         if reference is None and waiting is not None and waiting.objects:
             reference = waiting.objects[0]
         try:
@@ -586,6 +591,9 @@ class SandboxSession:
             self.library.add_skill(name, [skill.param], skill.doc, skill.to_weights())
         except DataError as err:
             return Reply("error", f"I could not learn {name}: {err}")
+        if lesson is not None:
+            self.teaching = None
+            self._log("note", {"text": f"{lesson.name} is shown as a motion, not taught as steps"})
         self._add_skill(skill)
         self._log("teaching", {"kind": "skill", "name": name, "reference": skill.reference,
                                "offset": [round(v, 4) for v in skill.offset],
