@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from situated.envs.tabletop import TabletopEnv
+from situated.envs.tabletop import CONTAINERS, TabletopEnv
 from situated.program import Call, Condition
 
 
@@ -60,6 +60,21 @@ def test_an_object_the_camera_cannot_see_is_a_clear_failure(fresh: TabletopEnv) 
     # inside the 16 cm deep gift bag the candy is hidden by the walls
     assert fresh.step(Call("grab_and_putin", ("candy", "gift_bag"))).ok
     assert fresh.step(Call("pickup", ("candy",))).reason == "pickup: I cannot see the candy"
+
+
+@pytest.mark.parametrize("container", CONTAINERS)
+def test_a_second_item_goes_in_beside_the_first(container: str) -> None:
+    # the evaluation's 'put the mug and the soup can in the box' with distractors, its 0.5B plan (apple, then can):
+    # the can's spot away from the apple lay against the wall, where the camera's few mm put it on the rim
+    env = TabletopEnv(["mug", "soup_can", container, "apple", "ball"], seed=0)
+    try:
+        for item in ("apple", "soup_can"):
+            result = env.step(Call("grab_and_putin", (item, container)))
+            assert result.ok, (item, result.reason)
+        assert env.holds(Condition("inside", ("apple", container)))
+        assert env.holds(Condition("inside", ("soup_can", container)))
+    finally:
+        env.close()
 
 
 def test_the_arm_hiding_an_object_keeps_its_last_percept(fresh: TabletopEnv) -> None:

@@ -46,6 +46,8 @@ REACH_TOLERANCE = 0.01   # a pose whose IK solution misses by more than this is 
 ARRIVAL_TOLERANCE = 0.01
 SPOT_STEP = 0.005        # grid step when looking for a free spot to drop into a container
 FINGER_MARGIN = 0.025    # the closed fingers reach this far beyond a held item's footprint, along their axis
+WALL_MARGIN = 0.01       # a drop spot keeps the held item this far from a container's inner walls: the camera's
+                         # container and the grip's item are each off by a few mm, together up to about 8 mm
 
 
 def _fold(yaw: float) -> float:
@@ -249,23 +251,25 @@ class Skills:
     def _free_spot(self, container: str, held: str) -> tuple[np.ndarray, float]:
         """Where in `container` to drop `held` (world x, y) and the highest top of the contents under it there:
         the centre when the container is empty, else the spot farthest from what is already inside (so a second
-        item does not land on the first), keeping the held item and the fingers around it (they close along the
-        container's local y, the hand being turned to the container) within the inner walls."""
+        item does not land on the first), keeping the held item (`WALL_MARGIN` away) and the fingers around it
+        (they close along the container's local y, the hand being turned to the container) within the inner
+        walls."""
         world = self.seen
         shape = world.bodies[container].spec.container
         assert shape is not None
         reach = max(world.bodies[held].spec.footprint) / 2
+        keep = reach + WALL_MARGIN         # the held item's centre from the inner walls
         contents = [(world.to_local(container, world.centre(n))[:2], max(world.bodies[n].spec.footprint) / 2,
                      world.top(n)) for n in world.bodies if n != held and world.inside(n, container)]
         spot = np.zeros(2)
         if contents:
-            mx = max(0.0, shape.half_x - reach)
-            my = max(0.0, shape.half_y - reach - FINGER_MARGIN)
+            mx = max(0.0, shape.half_x - keep)
+            my = max(0.0, shape.half_y - keep - FINGER_MARGIN)
             best = -math.inf
             for x in np.linspace(-mx, mx, 2 * round(mx / SPOT_STEP) + 1):
                 for y in np.linspace(-my, my, 2 * round(my / SPOT_STEP) + 1):
-                    if shape.footprint == "circle" and (math.hypot(x, y) > shape.half_x - reach or math.hypot(
-                            x, abs(y) + reach + FINGER_MARGIN) > shape.half_x):
+                    if shape.footprint == "circle" and (math.hypot(x, y) > shape.half_x - keep or math.hypot(
+                            x, abs(y) + keep + FINGER_MARGIN) > shape.half_x):
                         continue
                     here = np.array([x, y])
                     gap = min(float(np.linalg.norm(here - c)) - r for c, r, _ in contents)
