@@ -9,8 +9,15 @@ kind (first answer of a plan, continuation pieces and replacements); then the ra
 evaluated prompt tokens and model seconds, and whether every episode's plan text is the same in both orders
 (llama.cpp's logits do not depend on what ran before, so it must be). The last line is JSON.
 
+`--sampling T` measures instead the cost of sampling under the plan grammar at temperature T: the first task's
+plan prompt (warm in the cache) completed with seeds 1..`--runs` by llama.cpp's chain (the whole vocabulary checked
+at every step, `grammar_mode="full"`) and by the default sample-first path; seconds per generated token of each
+and their ratio. `--grammar-check` needs no model run (the vocabulary only): seconds for one whole-vocabulary
+grammar check (what the chain does at every sampled token) and for one single-token check (what sample-first does
+unless the drawn token is rejected), on the first task's plan grammar, and their ratio.
+
 Usage: PYTHONPATH=src .venv/bin/python benchmarks/progprompt_episode_speed.py \\
-    --model llamacpp:qwen2.5-coder-0.5b --threads 2 --tasks 0,10 --runs 3
+    --model llamacpp:qwen2.5-coder-0.5b --threads 2 --tasks 0,10 --runs 3        # or --sampling 0.2
 """
 
 from __future__ import annotations
@@ -94,6 +101,63 @@ def run_order(order: Sequence[tuple[Any, int]], episode: Callable[[Any, int], Ep
     return result, programs
 
 
+def sampling_cost(llm: Any, planner: Any, task: Any, temperature: float, runs: int) -> dict[str, Any]:
+    """Seconds per generated token sampling a plan under its grammar: llama.cpp's chain vs sample-first."""
+    from situated.envs.household import HouseholdEnv
+    from situated.llm.llamacpp import LlamaCppLLM
+    from situated.planners.progprompt import STOPS
+    from situated.program.grammar import plan_objects
+
+    env = HouseholdEnv(task.initial_graph)
+    objects = plan_objects(env.object_names())
+    prompt = planner.prompts.scene_prompt(task.name, objects)
+    grammar = planner.grammar(objects, env.object_properties())
+    chain = LlamaCppLLM(llm.uri.split(":", 1)[1], n_threads=llm._engine.llama.n_threads, grammar_mode="full")
+    llm.complete(prompt, grammar=grammar, max_tokens=1)  # the prompt evaluated once, reused by every call below
+    result: dict[str, Any] = {}
+    for label, model in (("chain", chain), ("sample-first", llm)):
+        done = [model.complete(prompt, grammar=grammar, stop=STOPS, max_tokens=200, temperature=temperature,
+                               seed=seed) for seed in range(1, runs + 1)]
+        tokens = sum(d.completion_tokens for d in done)
+        seconds = sum(d.seconds for d in done)
+        result[label] = {"generated_tokens": tokens, "seconds": round(seconds, 2),
+                         "s_per_token": round(seconds / max(tokens, 1), 4)}
+        print(f"{label:<12} {tokens} tokens in {seconds:.1f} s: {seconds / max(tokens, 1):.4f} s/token")
+    ratio = result["chain"]["s_per_token"] / max(result["sample-first"]["s_per_token"], 1e-9)
+    print(f"chain / sample-first: {ratio:.2f}× seconds per generated token")
+    return {**result, "sampling_ratio": round(ratio, 3)}
+
+
+def grammar_check_cost(model: str, planner: Any, task: Any, repeats: int = 20) -> dict[str, Any]:
+    """Seconds per whole-vocabulary grammar check and per single-token check, on `task`'s plan grammar."""
+    import llama_cpp
+    import numpy as np
+
+    from situated.envs.household import HouseholdEnv
+    from situated.llm.grammar_sampling import GreedyFirstGrammar
+    from situated.llm.llamacpp import model_path
+    from situated.program.grammar import plan_objects
+
+    env = HouseholdEnv(task.initial_graph)
+    grammar = planner.grammar(plan_objects(env.object_names()), env.object_properties())
+    vocab = llama_cpp.Llama(model_path=str(model_path(model.split(":", 1)[1])), vocab_only=True, verbose=False)
+    checker = GreedyFirstGrammar(None, vocab._model.vocab, vocab.n_vocab(), grammar, 0.0, model)
+    scores = np.random.default_rng(0).standard_normal(vocab.n_vocab()).astype(np.float32)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        checker._best_allowed(scores)
+    whole = (time.perf_counter() - start) / repeats
+    start = time.perf_counter()
+    for token in range(repeats * 100):
+        checker._allowed(token, 0.0)
+    one = (time.perf_counter() - start) / (repeats * 100)
+    checker.close()
+    print(f"grammar check of the whole vocabulary ({vocab.n_vocab()} tokens): {whole:.4f} s; of one token: "
+          f"{one:.6f} s; ratio {whole / one:.0f}×")
+    return {"grammar_chars": len(grammar), "whole_vocabulary_s": round(whole, 5), "one_token_s": round(one, 7),
+            "check_ratio": round(whole / one, 1)}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -103,11 +167,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tasks", default="0,10", help="development-set task positions, comma-separated")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--sampling", type=float, default=None, help="measure sampling at this temperature")
+    parser.add_argument("--grammar-check", action="store_true", help="time the grammar checks only (no model run)")
     args = parser.parse_args(argv)
     try:
         whole = load_dev_set(args.data)
         tasks = [whole[int(i)].task for i in args.tasks.split(",")]
         candidate = parse_candidate(args.candidate)
+        if args.grammar_check:
+            plans = load_example_plans(args.data / TRAIN_PLANS)
+            planner = candidate.planner_factory(None, plans)()  # type: ignore[arg-type]  # no call is made
+            cost = grammar_check_cost(args.model, planner, tasks[0])
+            print(json.dumps({"model": args.model, "task": tasks[0].name, **cost}))
+            return 0
         llm = ModelSpec(args.model, threads=args.threads).open()
     except (SituatedError, ValueError, IndexError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -115,6 +187,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     counting = CountingLLM(llm)
     sampled = SampledLLM(counting, args.temperature)  # type: ignore[arg-type]  # CountingLLM is an LLM
     planner = candidate.planner_factory(sampled, load_example_plans(args.data / TRAIN_PLANS))()  # type: ignore[arg-type]
+
+    if args.sampling is not None:
+        cost = sampling_cost(llm, planner, tasks[0], args.sampling, args.runs)
+        print(json.dumps({"model": args.model, "task": tasks[0].name, "temperature": args.sampling, **cost}))
+        return 0
 
     def episode(task: Any, run: int) -> Episode:
         sampled.run = run
