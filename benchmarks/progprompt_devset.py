@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,8 @@ from situated.eval.executors import ModelSpec
 from situated.eval.store import ResultsStore, fingerprint
 from situated.eval.summary import summarize
 from situated.eval.systems.household_episodes import household_config, household_episode
-from situated.llm.base import LLM, Completion
+from situated.eval.systems.household_sampling import SampledLLM, check_temperature
+from situated.llm.base import LLM
 from situated.planners.base import Planner
 from situated.planners.factory import household_planner_factory
 from situated.planners.progprompt_prompt import ProgPromptPrompt, same_task
@@ -101,30 +101,6 @@ def _value(key: str, value: str, text: str) -> Any:
     if not value.isdigit() or (key != "repairs" and int(value) < 1):
         raise SituatedError(f"--candidate {text!r}: {key} must be a whole number{'' if key == 'repairs' else ' >= 1'}")
     return int(value)
-
-
-class SampledLLM:
-    """A model whose every call is sampled at `temperature` (when > 0), seeded by (seed, run, prompt): reruns
-    repeat a run's samples, different runs draw different ones. Greedy (unchanged calls) at temperature 0."""
-
-    def __init__(self, llm: LLM, temperature: float, seed: int = 0) -> None:
-        self.llm, self.temperature, self.seed, self.run = llm, temperature, seed, 0
-        self.uri = llm.uri
-
-    def complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
-                 frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0) -> Completion:
-        if self.temperature > 0:
-            temperature = self.temperature
-            seed = zlib.crc32(f"{self.seed}:{self.run}:{prompt}".encode()) & 0x7FFFFFFF
-        return self.llm.complete(prompt, stop=stop, max_tokens=max_tokens, temperature=temperature,
-                                 frequency_penalty=frequency_penalty, grammar=grammar, seed=seed)
-
-    def json(self, messages: list[dict], schema: dict, *, max_tokens: int = 512, temperature: float = 0.0,
-             seed: int = 0) -> Any:
-        return self.llm.json(messages, schema, max_tokens=max_tokens, temperature=temperature, seed=seed)
-
-    def count_tokens(self, text: str) -> int:
-        return self.llm.count_tokens(text)
 
 
 # ------------------------------------------------------------------------------------------------ running
@@ -252,8 +228,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.runs < 1 or (args.limit is not None and args.limit < 1) or (args.threads is not None and args.threads < 1):
         raise SituatedError("--runs, --limit and --threads must be >= 1")
-    if not 0.0 <= args.temperature <= 2.0:
-        raise SituatedError(f"--temperature must be between 0 and 2, got {args.temperature}")
+    check_temperature(args.temperature)
     return args
 
 

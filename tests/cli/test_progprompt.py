@@ -114,3 +114,42 @@ def test_default_examples_are_retrieved_and_the_paper_s_set_up_stays_one_flag_aw
     assert example_choice(None, None, "minilm", langprompt=True) == (3, None)   # the LangPrompt baseline as published
     assert example_choice("retrieved", 2, "bm25") == (2, "bm25")
     assert example_choice("4", None, "minilm") == (4, None)
+
+
+def _programs(out: Path) -> dict[int, str]:
+    records = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]
+    return {r["run"]: r["details"]["program"] for r in records}
+
+
+def test_sampled_runs_differ_a_rerun_repeats_them_and_greedy_runs_agree(
+        progprompt_data: Path, tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`--runs 2 --temperature 0.8` (recorded from the real 0.5B model): the runs' plans differ, a rerun draws
+    the same ones, and the summary shows mean ± std with the 95 % interval over tasks; greedy runs agree."""
+    args = ["eval", "progprompt", "--data", str(progprompt_data), "--split", "env1", "--limit", "1",
+            "--examples", "fixed", "--repairs", "0", "--model", "llamacpp:qwen2.5-coder-0.5b",
+            "--cassette", str(CASSETTE), "--json"]
+    sampled = [*args, "--runs", "2", "--temperature", "0.8"]
+    assert main([*sampled, "--out", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["runs"] == 2 and summary["variant"].endswith("-t0.8")
+    assert "T 0.8" in out and "95 % intervals over tasks: SR" in out
+    for key in ("sr", "sr_std", "gcr_std", "exec_std", "sr_ci", "gcr_ci", "exec_ci"):
+        assert key in summary
+    assert summary["abandoned_per_split"] == {"env1": 0}
+    first = _programs(tmp_path / "a")
+    assert len(set(first.values())) > 1  # sampled runs write different plans
+    assert main([*sampled, "--out", str(tmp_path / "b")]) == 0  # a rerun from scratch draws the same samples
+    capsys.readouterr()
+    assert _programs(tmp_path / "b") == first
+    assert main([*args, "--runs", "2", "--out", str(tmp_path / "greedy")]) == 0
+    greedy = _programs(tmp_path / "greedy")
+    assert greedy[0] == greedy[1] and json.loads(capsys.readouterr().out.strip().splitlines()[-1])["sr_std"] == 0.0
+
+
+def test_temperature_out_of_range_is_one_line(progprompt_data: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture) -> None:
+    assert main(["eval", "progprompt", "--data", str(progprompt_data), "--split", "env1", "--temperature", "3",
+                 "--cassette", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "--temperature must be between 0 and 2" in err and "\n" not in err

@@ -108,6 +108,16 @@ def test_resume_skips_finished_episodes(tasks: list[HouseholdTask], tmp_path: Pa
     assert resumed == full
 
 
+def test_runs_of_a_task_are_planned_one_after_the_other(tasks: list[HouseholdTask], tmp_path: Path) -> None:
+    """Each task's runs follow each other (they share the task's prompt in the model's prefix cache); the
+    episodes still come back run by run."""
+    planner = FixedPlanner()
+    episodes = evaluate(tasks[:3], lambda: planner, runs=2, out_dir=tmp_path)
+    names = [t.name for t in tasks[:3]]
+    assert planner.calls == [names[0], names[0], names[1], names[1], names[2], names[2]]
+    assert [(e.instruction, e.run) for e in episodes] == [(n, r) for r in range(2) for n in names]
+
+
 def test_resume_with_other_settings_is_refused(tasks: list[HouseholdTask], tmp_path: Path) -> None:
     evaluate(tasks[:1], FixedPlanner, out_dir=tmp_path, settings={"model": "a"})
     with pytest.raises(DataError, match="another configuration"):

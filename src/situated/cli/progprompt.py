@@ -140,6 +140,9 @@ CassetteOpt = Annotated[Path | None, Option(help="Record/replay LLM calls in thi
 OutOpt = Annotated[Path | None, Option(help="Output folder (episodes.jsonl); reruns resume.")]
 SeedOpt = Annotated[int, Option(help="Seed.")]
 JsonOpt = Annotated[bool, Option("--json", help="End with one JSON line of the scores.")]
+TemperatureOpt = Annotated[float, Option("--temperature", help=(
+    "Sample every model call at T, seeded by --seed, run and prompt (runs differ, a rerun repeats them); "
+    "0 (default): greedy."))]
 
 
 @eval_app.command("progprompt")
@@ -151,7 +154,8 @@ def eval_progprompt(
     assert_check: AssertCheckOpt = "symbolic", replan: ReplanOpt = 0, repairs: RepairsOpt = DEFAULT_REPAIRS,
     no_grammar: NoGrammarOpt = False, langprompt: LangPromptOpt = False, cassette: CassetteOpt = None,
     cassette_mode: CassetteModeOpt = "replay", out: OutOpt = None, executor: ExecutorOpt = "local",
-    jobs: JobsOpt = 1, ray_address: RayAddressOpt = None, seed: SeedOpt = 0, as_json: JsonOpt = False,
+    jobs: JobsOpt = 1, ray_address: RayAddressOpt = None, seed: SeedOpt = 0, temperature: TemperatureOpt = 0.0,
+    as_json: JsonOpt = False,
 ) -> None:
     """Evaluate ProgPrompt (or LangPrompt) on a split: a per-task table and SR / GCR / Exec over runs."""
     check_counts(("--jobs", jobs, 1), ("--threads", threads, 1))
@@ -159,8 +163,19 @@ def eval_progprompt(
     with episode_progress(Console(stderr=True), f"{split} × {runs}", quiet=as_json) as on_progress:
         episodes = run.run(on_progress=on_progress)
     console = Console(highlight=False)
+    sampled = f", T {temperature:g}" if temperature else ", greedy"
     console.print(household_table(episodes, f"{run.variant} on {split} with {model} "
-                                            f"({runs} run{'s' if runs > 1 else ''})"))
+                                            f"({runs} run{'s' if runs > 1 else ''}{sampled})"))
     console.print(f"{household_line(episodes)}  → {run.out}")
+    summary = run.summary(episodes)
+    console.print(interval_line(summary))
     if as_json:
-        print(json.dumps(run.summary(episodes)))
+        print(json.dumps(summary))
+
+
+def interval_line(summary: dict) -> str:
+    """The summary's 95 % bootstrap intervals over tasks and its abandoned steps per split, as one line."""
+    shown = "  ".join(f"{name} {summary[key][0]:.3f}-{summary[key][1]:.3f}"
+                      for name, key in (("SR", "sr_ci"), ("GCR", "gcr_ci"), ("Exec", "exec_ci")))
+    splits = ", ".join(f"{split} {n}" for split, n in summary["abandoned_per_split"].items())
+    return f"95 % intervals over tasks: {shown}  abandoned per split: {splits}"

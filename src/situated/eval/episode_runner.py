@@ -27,7 +27,8 @@ Progress = Callable[[int, int, Episode | None], None]
 def run_episodes(tasks: Sequence[Task], runs: int, episodes: EpisodeJob | Callable[[], EpisodeFn],
                  store: ResultsStore, *, jobs: int = 1, executor: Executor | None = None,
                  on_progress: Progress | None = None) -> list[Episode]:
-    """Run every (task, run) that `store` lacks; return the episodes of all of them, task-major per run.
+    """Run every (task, run) that `store` lacks, each task's runs one after the other; return the episodes of
+    all of them, task-major per run.
 
     `episodes` is a job (anything with `build()`) or a factory of episode functions (one per worker). Without
     `executor`, `jobs` > 1 runs that many threads of this process, else one after the other.
@@ -41,7 +42,8 @@ def run_episodes(tasks: Sequence[Task], runs: int, episodes: EpisodeJob | Callab
     keys = [(task.task_id, run) for task, run in work]
     if len(set(keys)) != len(keys):
         raise SituatedError("task ids are not unique; cannot tell their episodes apart")
-    todo = [(task, run) for task, run in work if (task.task_id, run) not in store]
+    # computed task-major: the runs of a task follow each other and share its prompt in the model's prefix cache
+    todo = [(task, run) for task in tasks for run in range(runs) if (task.task_id, run) not in store]
     wanted = {(task.task_id, run) for task, run in todo}
     done = len(work) - len(todo)
     if on_progress is not None:

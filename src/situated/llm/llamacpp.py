@@ -238,9 +238,11 @@ def json_answer(llm: Any, messages: list[dict], schema: dict, *, max_tokens: int
 class LlamaCppLLM:
     """`llamacpp:<name>` (embedded model from the registry) or `llamacpp:<path.gguf>`.
 
-    `grammar_mode` is "greedy-first" (default) or "full" (llama.cpp's own whole-vocabulary grammar check at
-    each step; kept as the reference the greedy-first path must match). `reuse_prefix=False` evaluates every
-    prompt from scratch (no KV reuse), the baseline that benchmarks compare prefix reuse against.
+    `grammar_mode` is "greedy-first" (default: the best or the drawn token is checked alone, the whole vocabulary
+    only when the grammar rejects it; `llamacpp_sampling` at temperature > 0) or "full" (llama.cpp's own
+    whole-vocabulary grammar check at each step; kept as the reference the greedy-first path must match).
+    `reuse_prefix=False` evaluates every prompt from scratch (no KV reuse), the baseline that benchmarks compare
+    prefix reuse against.
     """
 
     def __init__(
@@ -318,6 +320,11 @@ class LlamaCppLLM:
             return gs.GreedyFirstGrammar(
                 e.ctx, e.vocab, e.n_vocab, grammar or "", frequency_penalty, self.uri
             )
+        if grammar is not None and self.grammar_mode == "greedy-first":
+            from situated.llm.llamacpp_sampling import SampleFirstGrammar
+
+            return SampleFirstGrammar(e.ctx, e.vocab, e.n_vocab, grammar, temperature, frequency_penalty, seed,
+                                      self.uri)
         return gs.Chain(
             e.ctx,
             e.vocab,

@@ -262,7 +262,12 @@ class _BatchedEngine:
         if request.temperature <= 0.0:
             return gs.GreedyFirstGrammar(self.ctx, self.vocab, self.n_vocab, request.grammar, request.frequency_penalty,
                                    "llamacpp-batched")
-        return gs.Chain(self.ctx, self.vocab, self.n_vocab, grammar=request.grammar,
+        if request.grammar is not None:  # as the single-sequence engine samples under a grammar
+            from situated.llm.llamacpp_sampling import SampleFirstGrammar
+
+            return SampleFirstGrammar(self.ctx, self.vocab, self.n_vocab, request.grammar, request.temperature,
+                                      request.frequency_penalty, request.seed, "llamacpp-batched")
+        return gs.Chain(self.ctx, self.vocab, self.n_vocab, grammar=None,
                          temperature=request.temperature, frequency_penalty=request.frequency_penalty,
                          seed=request.seed, where="llamacpp-batched")
 

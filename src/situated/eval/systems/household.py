@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..bootstrap import bootstrap
 from ..episode import Episode
 from ..summary import Stat, summarize
 from .base import FAILED, RAW, REJECTED, UNMET, System, detail_total
@@ -23,8 +24,28 @@ def total(episodes: Sequence[Episode], field: str) -> int:
     return sum(int(e.details.get(field, 0)) for e in episodes)
 
 
+INTERVAL_KEYS = {"success": "sr_ci", "gcr": "gcr_ci", "exec": "exec_ci"}
+"""The summary's 95 % bootstrap intervals over tasks (`eval.bootstrap`), one per headline metric."""
+
+
+def intervals(episodes: Sequence[Episode], seed: int = 0) -> dict[str, list[float]]:
+    """SR / GCR / Exec's 95 % bootstrap intervals over tasks (resampled within runs) as [low, high]."""
+    found = bootstrap(episodes, list(INTERVAL_KEYS), seed=seed)
+    return {key: [round(found[m].low, 4), round(found[m].high, 4)] for m, key in INTERVAL_KEYS.items()}
+
+
+def abandoned_per_split(episodes: Sequence[Episode]) -> dict[str, int]:
+    """Abandoned steps (task steps traded for an executable rewrite) per split, in the order splits appear."""
+    counts: dict[str, int] = {}
+    for e in episodes:
+        split = str(e.details.get("split", ""))
+        counts[split] = counts.get(split, 0) + int(e.details.get("abandoned", 0))
+    return counts
+
+
 def household_summary(episodes: Sequence[Episode]) -> dict[str, Any]:
-    """SR / GCR / Exec (mean and std over runs), precision, counts and cost: the last line of `eval`."""
+    """SR / GCR / Exec (mean and std over runs, 95 % bootstrap interval over tasks), precision, counts and cost:
+    the last line of `eval`."""
     s = summarize(episodes, HOUSEHOLD_METRICS)
 
     def r(value: float) -> float:
@@ -35,8 +56,9 @@ def household_summary(episodes: Sequence[Episode]) -> dict[str, Any]:
             "exec_std": r(s["exec"].std), "precision": r(s["precision"].mean),
             "unknown": total(episodes, "unknown"), "dropped": total(episodes, "dropped"),
             "replans": total(episodes, "replans"), "repairs": total(episodes, "repairs"),
-            "abandoned": total(episodes, "abandoned"),
-            "tokens": sum(e.cost.tokens for e in episodes)}
+            "abandoned": total(episodes, "abandoned"), "abandoned_per_split": abandoned_per_split(episodes),
+            **intervals(episodes), "tokens": sum(e.cost.tokens for e in episodes),
+            "model_seconds": round(sum(e.cost.model_seconds for e in episodes), 1)}
 
 
 def means(episodes: Sequence[Episode]) -> dict[str, Stat]:

@@ -30,6 +30,7 @@ from ..episode_runner import Progress, cost_of, run_episodes
 from ..executors import EpisodeFn, Executor, ModelSpec
 from ..store import ResultsStore, fingerprint
 from .household_metrics import abandoned, as_metrics, score_episode
+from .household_sampling import SampledLLM
 
 DEFAULT_LIMITS = Limits()
 
@@ -209,6 +210,8 @@ class HouseholdJob:
     """Goal-aware grounded decoding (the model states the goals; unmet ones are continued)."""
     plan_tokens: int | None = None
     """Token budget per plan, repairs included (None: the planner's default)."""
+    temperature: float = 0.0
+    """Sample every model call at this temperature, seeded by seed, run and prompt (0: greedy)."""
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -226,10 +229,16 @@ class HouseholdJob:
                                          goals=self.goals, plan_tokens=self.plan_tokens)
 
     def build(self) -> EpisodeFn:
-        planner = self.planner_factory(self.model.open())()
+        llm = SampledLLM(self.model.open(), self.temperature, self.seed)
+        planner = self.planner_factory(llm)()
         check = assertion_check(self.assert_check, planner.llm)
-        return lambda task, run: household_episode(task, run, planner, condition_check=check, replan=self.replan,
-                                                   seed=self.seed, limits=self.limits)
+
+        def episode(task: HouseholdTask, run: int) -> Episode:
+            llm.run = run  # the run's sampling seeds (no effect when greedy)
+            return household_episode(task, run, planner, condition_check=check, replan=self.replan,
+                                     seed=self.seed, limits=self.limits)
+
+        return episode
 
 
 def household_config(tasks: Sequence[HouseholdTask], **settings: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from ..model_source import ModelSource
 from ..settings import check_choice, check_counts, check_limit, levers, model_label
 from ..store import fingerprint
 from .household_episodes import HouseholdJob, evaluate_household_job, household_config
+from .household_sampling import check_temperature
 from .scene_plan import examples_path
 
 DEFAULT_K = {"fixed": 3, "retrieved": 5}
@@ -49,6 +50,7 @@ class HouseholdSettings:
     langprompt: bool = False
     out: Path | None = None
     seed: int = 0
+    temperature: float = 0.0
 
 
 def example_choice(examples: str | None, k: int | None, retriever: str, *,
@@ -78,6 +80,7 @@ def checked(s: HouseholdSettings) -> tuple[int, str | None]:
     if s.langprompt and s.replan:
         raise SituatedError("--replan needs ProgPrompt (LangPrompt plans are not programs)")
     check_limit(s.limit)
+    check_temperature(s.temperature)
     k, retrieved = example_choice(s.examples, s.k, s.retriever, langprompt=s.langprompt)
     check_counts(("--runs", s.runs, 1), ("--k", k, 0), ("--replan", s.replan, 0), ("--repairs", s.repairs, 0),
                  ("--plan-tokens", s.plan_tokens, 1))
@@ -93,7 +96,8 @@ def variant_name(s: HouseholdSettings, repairs: int, k: int, retrieved: str | No
     if s.langprompt:
         return "langprompt"
     return (f"progprompt-{s.ablation}{'-nogrammar' if s.no_grammar else ''}{f'-grounded{repairs}' if repairs else ''}"
-            f"{f'-{retrieved}{k}' if retrieved else ''}{'-goals' if s.goals else ''}")
+            f"{f'-{retrieved}{k}' if retrieved else ''}{'-goals' if s.goals else ''}"
+            f"{f'-t{s.temperature:g}' if s.temperature else ''}")
 
 
 @dataclass(frozen=True)
@@ -138,12 +142,14 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
         split=s.split, data=str(s.data.resolve()),
         initial_graph=str(s.initial_graph.resolve()) if s.initial_graph else None, repairs=repairs,
         assert_check=s.assert_check,
-        **levers(retriever=retrieved, goals=s.goals or None, plan_tokens=s.plan_tokens))
+        **levers(retriever=retrieved, goals=s.goals or None, plan_tokens=s.plan_tokens,
+                 temperature=s.temperature or None))
     models.check_cassette([p for p in (s.initial_graph, plans_path) if p is not None]
                           + [s.data / d for d in ("new_env", "final_states", s.split)])
     executor, spec = models.for_episodes(s.model)
     job = HouseholdJob(spec, tuple(plans.items()), n_examples=k, ablation=s.ablation, grammar=not s.no_grammar,
                        langprompt=s.langprompt, repairs=repairs, assert_check=s.assert_check, replan=s.replan,
-                       seed=s.seed, retriever=retrieved, goals=s.goals, plan_tokens=s.plan_tokens)
+                       seed=s.seed, retriever=retrieved, goals=s.goals, plan_tokens=s.plan_tokens,
+                       temperature=s.temperature)
     out = s.out or Path("runs") / f"{s.split}-{variant}-{model_label(s.model)}"
     return HouseholdRun(s, variant, tasks, job, executor, config, out)
