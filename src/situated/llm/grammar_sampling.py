@@ -117,16 +117,23 @@ class GreedyFirstGrammar:
         llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._one_array))
         return self._one[0].logit != -np.inf
 
-    def _best_allowed(self, scores: np.ndarray) -> int | None:
+    def _allowed_scores(self, scores: np.ndarray) -> np.ndarray:
+        """`scores` (indexed by token id) with the tokens the grammar rejects here at -inf: the whole-vocabulary
+        check, counted in `full_checks`."""
         self.full_checks += 1
         self._all["id"] = self._ids
         self._all["logit"] = scores
         self._all["p"] = 0.0
         self._all_array.size, self._all_array.selected, self._all_array.sorted = self._n_vocab, -1, False
         llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._all_array))
-        filtered = self._all["logit"]
+        filtered = np.full(self._n_vocab, -np.inf, dtype=np.float32)
+        filtered[self._all["id"]] = self._all["logit"]
+        return filtered
+
+    def _best_allowed(self, scores: np.ndarray) -> int | None:
+        filtered = self._allowed_scores(scores)
         best = int(np.argmax(filtered))
-        return None if filtered[best] == -np.inf else int(self._all["id"][best])
+        return None if filtered[best] == -np.inf else best
 
     def select(self) -> int | None:
         self.steps += 1

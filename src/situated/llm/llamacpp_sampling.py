@@ -12,7 +12,6 @@ draws other tokens than the chain would. This is what llama.cpp's own `common_sa
 
 from __future__ import annotations
 
-import ctypes
 from typing import Any
 
 import llama_cpp
@@ -40,18 +39,6 @@ class SampleFirstGrammar(gs.GreedyFirstGrammar):
         cumulative = np.cumsum(weights)
         token = int(np.searchsorted(cumulative, self._rng.random() * cumulative[-1], side="right"))
         return min(token, len(weights) - 1)
-
-    def _allowed_scores(self, scores: np.ndarray) -> np.ndarray:
-        """`scores` with the tokens the grammar rejects here at -inf (the whole-vocabulary check)."""
-        self.full_checks += 1
-        self._all["id"] = self._ids
-        self._all["logit"] = scores
-        self._all["p"] = 0.0
-        self._all_array.size, self._all_array.selected, self._all_array.sorted = self._n_vocab, -1, False
-        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(self._all_array))
-        filtered = np.full(self._n_vocab, -np.inf, dtype=np.float32)
-        filtered[self._all["id"]] = self._all["logit"]
-        return filtered
 
     def select(self) -> int | None:
         self.steps += 1
