@@ -57,16 +57,20 @@ def lesson(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Step], Any, P
     """The lesson, run once on the gift-bag scene from the recorded calls: its steps, totals and library."""
     if MODE == "replay" and not CASSETTE.is_file():
         pytest.fail(f"cassette {CASSETTE} missing; record it with SITUATED_CASSETTE_MODE=record")
-    folder = tmp_path_factory.mktemp("skills")
+    return run_lesson(tmp_path_factory.mktemp("skills"), CASSETTE, motions=True)
+
+
+def run_lesson(folder: Path, recorded: Path, *, motions: bool) -> tuple[list[Step], Any, Path]:
+    """LESSON on the gift-bag scene with the calls in `recorded`: its steps, totals and library."""
     script = folder / "lesson.session"
     script.write_text(LESSON)
     library = folder / "skills.db"
-    llm = cassette.wrap(MODEL, CASSETTE, mode=MODE, n_threads=2)
+    llm = cassette.wrap(MODEL, recorded, mode=MODE, n_threads=2)
     steps: list[Step] = []
     env = TabletopEnv("gift_bag", seed=0)
     try:
         with SkillLibrary.open(library) as lib, SandboxSession(env, llm, lib, scene="gift_bag", model=MODEL,
-                                                               motions=True) as session:
+                                                               motions=motions) as session:
             totals = run_script(session, read_script(script), steps.append)
     finally:
         env.close()
@@ -177,19 +181,7 @@ def shown_instead(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Step],
     person shows the motion instead of telling steps. Recorded in sandbox_skill_taught_1.5b.jsonl."""
     if MODE == "replay" and not TAUGHT_CASSETTE.is_file():
         pytest.fail(f"cassette {TAUGHT_CASSETTE} missing; record it with SITUATED_CASSETTE_MODE=auto")
-    folder = tmp_path_factory.mktemp("shown")
-    script = folder / "lesson.session"
-    script.write_text(LESSON)
-    library = folder / "skills.db"
-    llm = cassette.wrap(MODEL, TAUGHT_CASSETTE, mode=MODE, n_threads=2)
-    steps: list[Step] = []
-    env = TabletopEnv("gift_bag", seed=0)
-    try:
-        with SkillLibrary.open(library) as lib, SandboxSession(env, llm, lib, scene="gift_bag", model=MODEL) as session:
-            totals = run_script(session, read_script(script), steps.append)
-    finally:
-        env.close()
-    return steps, totals, library
+    return run_lesson(tmp_path_factory.mktemp("shown"), TAUGHT_CASSETTE, motions=False)
 
 
 def test_a_motion_shown_when_asked_to_be_taught_answers_the_request(shown_instead: Any) -> None:
