@@ -272,7 +272,7 @@ def test_an_unknown_answer_that_copies_a_slip_of_a_known_name_is_asked_again(fre
     llm = ScriptedLLM([{"unknown_object": "trey"}, answer([("duck", "tray")], ("pickup", {"obj": "duck"}),
                                                          ("goto", {"obj": "tray"}), ("release", {})),
                        {"unknown_behaviour": "pick", "objects": ["CUBE"]}, answer([], ("pickup", {"obj": "cube"})),
-                       {"unknown_object": "stapler"}, answer([], ("go_home", {})),
+                       {"unknown_object": "stapler"}, {"word": "stapler", "is": "thing"}, answer([], ("go_home", {})),
                        {"unknown_object": "stapler"}, {"unknown_behaviour": "stow", "objects": ["DUCK"]},
                        {"unknown_behaviour": "put", "objects": ["CANDY", "GIFT_BAG"]},
                        answer([("candy", "gift_bag")], ("pickup", {"obj": "candy"}), ("goto", {"obj": "gift_bag"}),

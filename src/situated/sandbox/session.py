@@ -47,6 +47,7 @@ from ..planners.toolcall import (
     TableState,
     ToolCallPlanner,
     UnknownBehaviour,
+    UnknownObject,
     UnknownSkill,
     Usage,
     answer_of_calls,
@@ -222,6 +223,8 @@ class SandboxSession:
                                   containers=containers_of(self.env), state=state,
                                   lesson=self.teaching is not None, teaching=self.teachable)
         self._used(reply.usage, "plan")
+        if self.teachable:
+            reply = self._reread(request, reply, table, state)
         self.last = ""
         answer = reply.answer
         raw = reply.raw
@@ -266,6 +269,55 @@ class SandboxSession:
         self.pending_object = PendingObject(answer.name, request)
         return Reply("unknown_object", f"I don't know the {_words(answer.name)}. Show me where it is: point "
                                        f"{answer.name} U V (a pixel of the camera image).")
+
+    def _reread(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
+        """An unknown answer that the request may not mean, asked again (the first answer stands otherwise):
+
+        - An unknown behaviour whose objects are items and one place to put them ("pop the duck into the tray")
+          is asked again with calls only. Those calls are taken if, on the copy of the table, they put the
+          items there (or the model states that goal, which the copy then checks and repairs); a new verb with
+          no destination ("pack the ball") still starts a lesson.
+        - An unknown object whose word a short side question finds to be part of the action ("tidy the table",
+          "do a present") is asked again without the unknown-object form."""
+        answer = reply.answer
+        if isinstance(answer, UnknownBehaviour) and self.teaching is None:
+            goal = self._placing(answer.objects)
+            if not goal:
+                return reply
+            again = self.planner.plan(request, self.space, self.objects, self.memory,
+                                      containers=containers_of(self.env), state=state, lesson=True)
+            self._used(again.usage, "plan")
+            if isinstance(again.answer, PlannedCalls) and (
+                    try_plan(again.answer.calls, self.space, table, goal).achieves
+                    or set(goal) <= set(again.answer.goal)):
+                self._log("note", {"text": f"unknown behaviour {answer.name} read as putting "
+                                           f"{unmet_text(goal)}"})
+                return PlannerReply(PlannedCalls(again.answer.calls, goal), again.raw, again.usage,
+                                    again.context, again.announces)
+            return reply
+        if isinstance(answer, UnknownObject):
+            thing, usage = self.planner.names_thing(answer.name, request)
+            self._used(usage, "word")
+            if thing:
+                return reply
+            again = self.planner.plan(request, self.space, self.objects, self.memory,
+                                      containers=containers_of(self.env), state=state,
+                                      lesson=self.teaching is not None, unknown_object=False)
+            self._used(again.usage, "plan")
+            self._log("note", {"text": f"{answer.name!r} is part of the action, not an unknown object"})
+            return again
+        return reply
+
+    def _placing(self, named: Sequence[str]) -> tuple[Condition, ...]:
+        """Where an unknown behaviour's objects say items should go: each named item in (or on) the one named
+        container or place; () unless the objects are items and exactly one such destination."""
+        kinds = {o.name: o.kind for o in self.objects}
+        items = [o for o in named if kinds.get(o) == "item"]
+        places = [o for o in named if kinds.get(o) in ("container", "place")]
+        if not items or len(places) != 1 or len(items) + 1 != len(named):
+            return ()
+        kind = "inside" if kinds[places[0]] == "container" else "on"
+        return tuple(Condition(kind, (item, places[0])) for item in items)
 
     def _ask_for_motion(self, request: str, answer: UnknownSkill) -> Reply:
         """The planner found a motion missing: ask to be shown it (`demo`), on the first object the request named."""
