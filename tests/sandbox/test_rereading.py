@@ -73,3 +73,17 @@ def test_a_word_of_the_action_taken_for_an_unknown_object_starts_a_lesson(fresh:
         assert "unknown_object" not in str(llm.calls[2]["schema"])
         s.say("never mind")
         assert s.say("go to the stapler").kind == "unknown_object"  # a thing: the person is asked to point
+
+
+def test_a_first_step_that_cannot_work_here_is_not_offered_to_the_rewrite(fresh: TabletopEnv, tmp_path) -> None:
+    # "open the gripper" answered grasp() with the ball in the hand: grasp() fails from this state whatever
+    # follows, so the rewrite's schema leaves it out and the person sees release()
+    llm = ScriptedLLM([answer([("ball", "gripper")], ("pickup", {"obj": "ball"})), answer([], ("grasp", {})),
+                       answer([], ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("pick up the ball")
+        s.confirm()
+        shown = s.say("open the gripper")
+        assert shown.plan.text == "release()\n" and "already holding 'ball'" in shown.say
+        assert '"grasp"' not in str(llm.calls[2]["schema"]).replace("'", '"')
+        assert s.confirm().execution.ok and not s.check("'ball' in 'hands'")

@@ -822,7 +822,7 @@ class ToolCallPlanner:
     def plan(self, utterance: str, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory, *,
              containers: Iterable[str] = (), state: TableState | None = None,
              feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False,
-             teaching: bool = True, unknown_object: bool = True) -> PlannerReply:
+             teaching: bool = True, unknown_object: bool = True, exclude: Iterable[str] = ()) -> PlannerReply:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
         the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy
@@ -830,7 +830,8 @@ class ToolCallPlanner:
         lesson's steps, which are made of what the robot knows, so the unknown-behaviour answer is left out.
         `teaching=False`: the study's no-teaching baseline; no unknown answer is in the schema, so the grammar
         can only produce calls of what the API has. `unknown_object=False` leaves that form out (its word was
-        found to be part of the action, `names_thing`).
+        found to be part of the action, `names_thing`). `exclude`: functions a rewrite may not call (the copy
+        showed they fail from this state).
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with
         the schema narrowed: `{"unknown_object": "duck"}` with a DUCK member leaves out the unknown-object
@@ -850,7 +851,10 @@ class ToolCallPlanner:
         if feedback is not None:
             messages += [{"role": "assistant", "content": dumps(feedback[0])}, {"role": "user", "content": feedback[1]}]
             allow = dict.fromkeys(allow, False)
-        value, usage = self._ask(messages, answer_schema(space, objects, **allow))
+        offered = space
+        if exclude:
+            offered = ActionSpace(tuple(a for a in space.actions if a.name not in set(exclude)), space.objects)
+        value, usage = self._ask(messages, answer_schema(offered, objects, **allow))
         answer = read_answer(value, space, objects)
         composed = shown_words(self.examples(space, objects, memory, containers)) - {
             w for o in objects for w in o.name.split("_")}
@@ -871,7 +875,7 @@ class ToolCallPlanner:
                 allow["unknown_behaviour"] = False  # the examples show that verb composed of the functions
             else:
                 break
-            value, again = self._ask(messages, answer_schema(space, objects, **allow))
+            value, again = self._ask(messages, answer_schema(offered, objects, **allow))
             answer, usage = read_answer(value, space, objects), usage + again
         if isinstance(answer, UnknownBehaviour | UnknownSkill):
             held = state.held if state is not None else None

@@ -377,8 +377,13 @@ class SandboxSession:
                     "the goal they reach.")
         else:
             text = f"On a copy of the table that plan fails: {why}. Answer again with calls that work from the state."
+        # a first call without arguments that fails from this state fails again: the rewrite may not call it
+        # ("open the gripper" answered grasp() with nothing between the fingers)
+        stuck = [calls[0].action] if not trial.ok and not calls[0].args and not try_plan(
+            calls[:1], self.space, table).ok else []
         again = self.planner.plan(request, self.space, self.objects, self.memory,
-                                  containers=containers_of(self.env), state=state, feedback=(reply.raw, text))
+                                  containers=containers_of(self.env), state=state, feedback=(reply.raw, text),
+                                  exclude=stuck)
         self._used(again.usage, "plan")
         if isinstance(again.answer, PlannedCalls):
             retry = try_plan(again.answer.calls, self.space, table, goal)
@@ -391,6 +396,9 @@ class SandboxSession:
             elif retry.ok:
                 self._log("note", {"text": f"plan rewritten by the model: {why}", **proposed})
                 return again.answer.calls, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
+            elif stuck and not found:  # neither works here; the rewrite at least avoids the call that cannot
+                self._log("note", {"text": f"plan rewritten by the model, still fails: {retry.failed}", **proposed})
+                return again.answer.calls, goal, f"Careful: on a copy of the table, {_plain(retry.failed)}."
         if found:
             self._log("note", {"text": f"plan completed by search: {why}", **proposed})
             added = ", ".join(call_text(c) for c in found[len(calls):])
