@@ -28,7 +28,7 @@ PUT_DUCK = (("pickup", {"obj": "duck"}), ("goto", {"obj": "tray"}), ("release", 
 
 def test_a_new_verb_with_an_item_and_a_destination_is_planned_with_the_skills(fresh: TabletopEnv,
                                                                               tmp_path) -> None:
-    llm = ScriptedLLM([{"unknown_behaviour": "pop", "objects": ["DUCK", "TRAY"]}, answer([], *PUT_DUCK)])
+    llm = ScriptedLLM([{"unknown_behaviour": "pop", "objects": ["DUCK"]}, answer([("duck", "tray")], *PUT_DUCK)])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         shown = s.say("pop the duck into the tray")
         assert shown.kind == "plan" and s.teaching is None
@@ -38,17 +38,28 @@ def test_a_new_verb_with_an_item_and_a_destination_is_planned_with_the_skills(fr
         assert done.say == "Done." and s.check("'duck' in 'tray'")  # its goal is where the request put the duck
 
 
-def test_a_new_verb_whose_calls_do_not_put_the_item_there_still_starts_a_lesson(fresh: TabletopEnv,
-                                                                                tmp_path) -> None:
+def test_a_new_verb_whose_calls_do_not_put_the_item_where_the_person_said_still_starts_a_lesson(
+        fresh: TabletopEnv, tmp_path) -> None:
     llm = ScriptedLLM([{"unknown_behaviour": "shake", "objects": ["DUCK", "TRAY"]},
                        answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       {"unknown_behaviour": "make_gift", "objects": ["DUCK"]},
                        {"unknown_behaviour": "pack", "objects": ["BALL"]}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         asked = s.say("shake the duck over the tray")
         assert asked.kind == "teach" and s.teaching.name == "shake" and s.teaching.objects == ("duck", "tray")
         s.say("never mind")
-        # a new verb with no destination is a lesson at once: the model is not asked again
-        assert s.say("pack the ball").kind == "teach" and len(llm.calls) == 3
+        # no place named besides the verb's own words ("gift"), or none at all: a lesson at once, not asked again
+        assert s.say("make a gift with the duck").kind == "teach" and len(llm.calls) == 3
+        s.say("never mind")
+        assert s.say("pack the ball").kind == "teach" and len(llm.calls) == 4
+
+
+def test_a_new_verb_is_not_read_as_a_place_the_person_did_not_name(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "tidy", "objects": ["TABLE"]},
+                       answer([("duck", "tray")], *PUT_DUCK)])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        # the table is named, so the model is asked again; its plan moves a duck the person never mentioned
+        assert s.say("tidy the table").kind == "teach" and len(llm.calls) == 2
 
 
 def test_a_lesson_keeps_only_the_objects_the_person_named(fresh: TabletopEnv, tmp_path) -> None:

@@ -146,7 +146,8 @@ def test_done_is_said_only_when_the_goal_holds_after_the_run(fresh: TabletopEnv,
 def test_the_table_is_a_place(fresh: TabletopEnv, tmp_path) -> None:
     llm = ScriptedLLM([answer([("duck", "table")], ("pickup", {"obj": "duck"}), ("goto", {"obj": "table"}),
                               ("release", {})),
-                       {"unknown_behaviour": "wipe", "objects": ["TABLE"]}])
+                       {"unknown_behaviour": "wipe", "objects": ["TABLE"]},
+                       answer([], ("goto", {"obj": "table"}))])  # asked again (the table is named): no goal
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         assert any(o.name == "table" and o.kind == "place" for o in s.objects)
         fresh.step(Call("pickup", ("duck",)))

@@ -52,6 +52,7 @@ from ..planners.toolcall import (
     Usage,
     answer_of_calls,
     goal_answer,
+    said,
     turn_context,
 )
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
@@ -273,28 +274,33 @@ class SandboxSession:
     def _reread(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
         """An unknown answer that the request may not mean, asked again (the first answer stands otherwise):
 
-        - An unknown behaviour whose objects are items and one place to put them ("pop the duck into the tray")
-          is asked again with calls only. Those calls are taken if, on the copy of the table, they put the
-          items there (or the model states that goal, which the copy then checks and repairs); a new verb with
-          no destination ("pack the ball") still starts a lesson.
+        - An unknown behaviour of a request that names a container or place (besides in the unknown verb's own
+          words) is asked again with calls only. Those calls are taken if the goal the model states
+          for them puts items the request names where the request names (neither named only by the unknown
+          verb's own words) and, on the copy of the table, the calls (or the search's) reach it: "pop the duck
+          into the tray". A new verb whose destination the person never said ("pack the ball", "make a gift
+          with the duck") still starts a lesson.
         - An unknown object whose word a short side question finds to be part of the action ("tidy the table",
           "do a present") is asked again without the unknown-object form."""
         answer = reply.answer
-        if isinstance(answer, UnknownBehaviour) and self.teaching is None:
-            goal = self._placing(answer.objects)
-            if not goal:
-                return reply
+        places = [o.name for o in self.objects if o.kind != "item"]
+        if isinstance(answer, UnknownBehaviour) and self.teaching is None and any(
+                said(p, request, answer.name) for p in places):
             again = self.planner.plan(request, self.space, self.objects, self.memory,
                                       containers=containers_of(self.env), state=state, lesson=True)
             self._used(again.usage, "plan")
-            if isinstance(again.answer, PlannedCalls) and (
-                    try_plan(again.answer.calls, self.space, table, goal).achieves
-                    or set(goal) <= set(again.answer.goal)):
-                self._log("note", {"text": f"unknown behaviour {answer.name} read as putting "
-                                           f"{unmet_text(goal)}"})
-                return PlannerReply(PlannedCalls(again.answer.calls, goal), again.raw, again.usage,
-                                    again.context, again.announces)
-            return reply
+            if not isinstance(again.answer, PlannedCalls) or not self._named(again.answer.goal, request,
+                                                                              answer.name, table):
+                return reply
+            goal = again.answer.goal
+            calls = again.answer.calls
+            if not try_plan(calls, self.space, table, goal).achieves:
+                calls = search(goal, self.space, table, [str(a) for c in calls for a in c.args]) or ()
+            if not calls:
+                return reply
+            self._log("note", {"text": f"unknown behaviour {answer.name} read as making {unmet_text(goal)}"})
+            return PlannerReply(PlannedCalls(tuple(calls), goal), again.raw, again.usage, again.context,
+                                again.announces)
         if isinstance(answer, UnknownObject):
             thing, usage = self.planner.names_thing(answer.name, request)
             self._used(usage, "word")
@@ -308,16 +314,19 @@ class SandboxSession:
             return again
         return reply
 
-    def _placing(self, named: Sequence[str]) -> tuple[Condition, ...]:
-        """Where an unknown behaviour's objects say items should go: each named item in (or on) the one named
-        container or place; () unless the objects are items and exactly one such destination."""
-        kinds = {o.name: o.kind for o in self.objects}
-        items = [o for o in named if kinds.get(o) == "item"]
-        places = [o for o in named if kinds.get(o) in ("container", "place")]
-        if not items or len(places) != 1 or len(items) + 1 != len(named):
-            return ()
-        kind = "inside" if kinds[places[0]] == "container" else "on"
-        return tuple(Condition(kind, (item, places[0])) for item in items)
+    @staticmethod
+    def _named(goal: Sequence[Condition], request: str, verb: str, table: TableCopy) -> bool:
+        """Whether a goal moves only items the request names (or the one in the gripper) to places it names,
+        none named only by the words of `verb`, and is not true already."""
+        if not goal or all(table.holds(c) for c in goal):
+            return False
+        for c in goal:
+            names = [str(a) for a in c.args]
+            if c.kind == "holds" or not all(n == table.held or said(n, request, verb) for n in names[:1]):
+                return False
+            if not all(said(n, request, verb) for n in names[1:]):
+                return False
+        return True
 
     def _ask_for_motion(self, request: str, answer: UnknownSkill) -> Reply:
         """The planner found a motion missing: ask to be shown it (`demo`), on the first object the request named."""
