@@ -146,7 +146,8 @@ def test_done_is_said_only_when_the_goal_holds_after_the_run(fresh: TabletopEnv,
 def test_the_table_is_a_place(fresh: TabletopEnv, tmp_path) -> None:
     llm = ScriptedLLM([answer([("duck", "table")], ("pickup", {"obj": "duck"}), ("goto", {"obj": "table"}),
                               ("release", {})),
-                       {"unknown_behaviour": "wipe", "objects": ["TABLE"]}])
+                       {"unknown_behaviour": "wipe", "objects": ["TABLE"]},
+                       answer([], ("goto", {"obj": "table"}))])  # asked again (the table is named): no goal
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         assert any(o.name == "table" and o.kind == "place" for o in s.objects)
         fresh.step(Call("pickup", ("duck",)))
@@ -272,7 +273,7 @@ def test_an_unknown_answer_that_copies_a_slip_of_a_known_name_is_asked_again(fre
     llm = ScriptedLLM([{"unknown_object": "trey"}, answer([("duck", "tray")], ("pickup", {"obj": "duck"}),
                                                          ("goto", {"obj": "tray"}), ("release", {})),
                        {"unknown_behaviour": "pick", "objects": ["CUBE"]}, answer([], ("pickup", {"obj": "cube"})),
-                       {"unknown_object": "stapler"}, answer([], ("go_home", {})),
+                       {"unknown_object": "stapler"}, {"word": "stapler", "is": "thing"}, answer([], ("go_home", {})),
                        {"unknown_object": "stapler"}, {"unknown_behaviour": "stow", "objects": ["DUCK"]},
                        {"unknown_behaviour": "put", "objects": ["CANDY", "GIFT_BAG"]},
                        answer([("candy", "gift_bag")], ("pickup", {"obj": "candy"}), ("goto", {"obj": "gift_bag"}),

@@ -462,6 +462,39 @@ def grounded(name: str, utterance: str) -> bool:
     return all(any(part == w or (len(part) >= 3 and _one_edit(part, w)) for w in words) for part in name.split("_"))
 
 
+def said(name: str, utterance: str, besides: str = "") -> bool:
+    """Whether a known object's name is something the person said: one of its words (three letters or more) is
+    a word of the request, or close to one (one edit for short words, two for words of five letters or more:
+    "candie" for the CANDY, "toys" for the TOY_CAR). Read against the model's answer: an object an unknown
+    behaviour's answer lists that the request never names is the model's guess ("clear away the toys" came back
+    with the cube too), and a lesson's parameters must be what the person asked about. `besides`: a name (the
+    model's unknown behaviour, `make_gift`) whose words do not count ("make a gift with the duck" does not name
+    the GIFT_BAG)."""
+    skip = besides.split("_") if besides else []
+    words = [w for w in _tokens(utterance) if not any(_close(p, w) for p in skip)]
+    return any(len(part) >= 3 and any(_close(part, w) for w in words) for part in name.split("_"))
+
+
+def _close(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if min(len(a), len(b)) < 3:
+        return False
+    return _edits(a, b, 2 if min(len(a), len(b)) >= 5 else 1)
+
+
+def _edits(a: str, b: str, limit: int) -> bool:
+    """Whether `a` becomes `b` by at most `limit` substitutions, insertions or deletions."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1] <= limit
+
+
 def _tokens(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
 
@@ -716,6 +749,39 @@ def usable_params(params: Sequence[str], taken: Iterable[str] = ()) -> bool:
 
 
 # -------------------------------------------------------------------------------------------------------------
+# Is an unknown object's name a thing?
+
+
+WORD_PROMPT = """\
+A person asked a robot arm for something. Say what one word of the request is to the person: "thing" if it \
+names an object or a place the robot should find, "action" if it is part of what the person asks the robot to \
+do (a verb, or what is to be made or done). Answer with JSON.
+"""
+WORD_EXAMPLES = (
+    ("go to the stapler", "stapler", "thing"),
+    ("wave at me", "wave", "action"),
+    ("put the marker in the tray", "marker", "thing"),
+    ("make a sandwich with the bread", "sandwich", "action"),
+)
+"""The side question's worked examples: the system prompt's own unknown examples."""
+
+
+def word_messages(word: str, utterance: str) -> list[dict]:
+    """The side question's messages: is `word` of `utterance` a thing or part of the action?"""
+    out = [{"role": "system", "content": WORD_PROMPT}]
+    for text, name, kind in (*WORD_EXAMPLES, (utterance, word, "")):
+        out.append({"role": "user", "content": f"Request: {text}\nWord: {name}"})
+        if kind:
+            out.append({"role": "assistant", "content": dumps({"word": name, "is": kind})})
+    return out
+
+
+def word_schema(word: str) -> dict:
+    return {"type": "object", "properties": {"word": {"enum": [word]}, "is": {"enum": ["thing", "action"]}},
+            "required": ["word", "is"], "additionalProperties": False}
+
+
+# -------------------------------------------------------------------------------------------------------------
 # Planner
 
 
@@ -759,14 +825,16 @@ class ToolCallPlanner:
     def plan(self, utterance: str, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory, *,
              containers: Iterable[str] = (), state: TableState | None = None,
              feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False,
-             teaching: bool = True) -> PlannerReply:
+             teaching: bool = True, unknown_object: bool = True, exclude: Iterable[str] = ()) -> PlannerReply:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
         the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy
         of the table; the model answers again after it (a bounded rewrite). `lesson`: the person is showing a
         lesson's steps, which are made of what the robot knows, so the unknown-behaviour answer is left out.
         `teaching=False`: the study's no-teaching baseline; no unknown answer is in the schema, so the grammar
-        can only produce calls of what the API has.
+        can only produce calls of what the API has. `unknown_object=False` leaves that form out (its word was
+        found to be part of the action, `names_thing`). `exclude`: functions a rewrite may not call (the copy
+        showed they fail from this state).
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with
         the schema narrowed: `{"unknown_object": "duck"}` with a DUCK member leaves out the unknown-object
@@ -778,7 +846,7 @@ class ToolCallPlanner:
         self._base(space, objects, memory)
         context, announces = turn_context(state, space, objects, memory)
         messages = self.messages(utterance, space, objects, memory, containers, context)
-        allow = {"unknown_behaviour": not lesson, "unknown_object": True}
+        allow = {"unknown_behaviour": not lesson, "unknown_object": unknown_object}
         if self.motions:
             allow["unknown_skill"] = not lesson
         if not teaching:
@@ -786,7 +854,10 @@ class ToolCallPlanner:
         if feedback is not None:
             messages += [{"role": "assistant", "content": dumps(feedback[0])}, {"role": "user", "content": feedback[1]}]
             allow = dict.fromkeys(allow, False)
-        value, usage = self._ask(messages, answer_schema(space, objects, **allow))
+        offered = space
+        if exclude:
+            offered = ActionSpace(tuple(a for a in space.actions if a.name not in set(exclude)), space.objects)
+        value, usage = self._ask(messages, answer_schema(offered, objects, **allow))
         answer = read_answer(value, space, objects)
         composed = shown_words(self.examples(space, objects, memory, containers)) - {
             w for o in objects for w in o.name.split("_")}
@@ -807,9 +878,25 @@ class ToolCallPlanner:
                 allow["unknown_behaviour"] = False  # the examples show that verb composed of the functions
             else:
                 break
-            value, again = self._ask(messages, answer_schema(space, objects, **allow))
+            value, again = self._ask(messages, answer_schema(offered, objects, **allow))
             answer, usage = read_answer(value, space, objects), usage + again
+        if isinstance(answer, UnknownBehaviour | UnknownSkill):
+            held = state.held if state is not None else None
+            kept = tuple(o for o in answer.objects if o == held or said(o, utterance))
+            if kept != answer.objects:  # objects the person never named are the model's guess: left out
+                answer = type(answer)(answer.name, kept)
+                value = {**value, "objects": [o.upper() for o in kept]}
         return PlannerReply(answer, value, usage, context, announces)
+
+    def names_thing(self, word: str, utterance: str) -> tuple[bool, Usage]:
+        """A short side question for an unknown-object answer: does the person's `word` name a thing, or is it
+        part of the action asked for ("tidy the table": tidy; "do a present": present)? True (a thing) when
+        the backend fails or answers out of form, so the person is asked to point, as before."""
+        try:
+            value, usage = self._ask(word_messages(word, utterance), word_schema(word))
+        except BackendError:
+            return True, Usage(calls=1)
+        return not (isinstance(value, dict) and value.get("is") == "action"), usage
 
     def teach(self, name: str, utterance: str, steps: Sequence[Call], generalized: Sequence[str],
               taken: Iterable[str] = ()) -> tuple[Signature, Usage]:

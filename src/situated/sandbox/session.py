@@ -47,10 +47,12 @@ from ..planners.toolcall import (
     TableState,
     ToolCallPlanner,
     UnknownBehaviour,
+    UnknownObject,
     UnknownSkill,
     Usage,
     answer_of_calls,
     goal_answer,
+    said,
     turn_context,
 )
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
@@ -222,6 +224,8 @@ class SandboxSession:
                                   containers=containers_of(self.env), state=state,
                                   lesson=self.teaching is not None, teaching=self.teachable)
         self._used(reply.usage, "plan")
+        if self.teachable:
+            reply = self._reread(request, reply, table, state)
         self.last = ""
         answer = reply.answer
         raw = reply.raw
@@ -266,6 +270,63 @@ class SandboxSession:
         self.pending_object = PendingObject(answer.name, request)
         return Reply("unknown_object", f"I don't know the {_words(answer.name)}. Show me where it is: point "
                                        f"{answer.name} U V (a pixel of the camera image).")
+
+    def _reread(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
+        """An unknown answer that the request may not mean, asked again (the first answer stands otherwise):
+
+        - An unknown behaviour of a request that names a container or place (besides in the unknown verb's own
+          words) is asked again with calls only. Those calls are taken if the goal the model states
+          for them puts items the request names where the request names (neither named only by the unknown
+          verb's own words) and, on the copy of the table, the calls (or the search's) reach it: "pop the duck
+          into the tray". A new verb whose destination the person never said ("pack the ball", "make a gift
+          with the duck") still starts a lesson.
+        - An unknown object whose word a short side question finds to be part of the action ("tidy the table",
+          "do a present") is asked again without the unknown-object form."""
+        answer = reply.answer
+        places = [o.name for o in self.objects if o.kind != "item"]
+        if isinstance(answer, UnknownBehaviour) and self.teaching is None and any(
+                said(p, request, answer.name) for p in places):
+            again = self.planner.plan(request, self.space, self.objects, self.memory,
+                                      containers=containers_of(self.env), state=state, lesson=True)
+            self._used(again.usage, "plan")
+            if not isinstance(again.answer, PlannedCalls) or not self._named(again.answer.goal, request,
+                                                                              answer.name, table):
+                return reply
+            goal = again.answer.goal
+            calls = again.answer.calls
+            if not try_plan(calls, self.space, table, goal).achieves:
+                calls = search(goal, self.space, table, [str(a) for c in calls for a in c.args]) or ()
+            if not calls:
+                return reply
+            self._log("note", {"text": f"unknown behaviour {answer.name} read as making {unmet_text(goal)}"})
+            return PlannerReply(PlannedCalls(tuple(calls), goal), again.raw, again.usage, again.context,
+                                again.announces)
+        if isinstance(answer, UnknownObject):
+            thing, usage = self.planner.names_thing(answer.name, request)
+            self._used(usage, "word")
+            if thing:
+                return reply
+            again = self.planner.plan(request, self.space, self.objects, self.memory,
+                                      containers=containers_of(self.env), state=state,
+                                      lesson=self.teaching is not None, unknown_object=False)
+            self._used(again.usage, "plan")
+            self._log("note", {"text": f"{answer.name!r} is part of the action, not an unknown object"})
+            return again
+        return reply
+
+    @staticmethod
+    def _named(goal: Sequence[Condition], request: str, verb: str, table: TableCopy) -> bool:
+        """Whether a goal moves only items the request names (or the one in the gripper) to places it names,
+        none named only by the words of `verb`, and is not true already."""
+        if not goal or all(table.holds(c) for c in goal):
+            return False
+        for c in goal:
+            names = [str(a) for a in c.args]
+            if c.kind == "holds" or not all(n == table.held or said(n, request, verb) for n in names[:1]):
+                return False
+            if not all(said(n, request, verb) for n in names[1:]):
+                return False
+        return True
 
     def _ask_for_motion(self, request: str, answer: UnknownSkill) -> Reply:
         """The planner found a motion missing: ask to be shown it (`demo`), on the first object the request named."""
@@ -325,8 +386,13 @@ class SandboxSession:
                     "the goal they reach.")
         else:
             text = f"On a copy of the table that plan fails: {why}. Answer again with calls that work from the state."
+        # a first call without arguments that fails from this state fails again: the rewrite may not call it
+        # ("open the gripper" answered grasp() with nothing between the fingers)
+        stuck = [calls[0].action] if not trial.ok and not calls[0].args and not try_plan(
+            calls[:1], self.space, table).ok else []
         again = self.planner.plan(request, self.space, self.objects, self.memory,
-                                  containers=containers_of(self.env), state=state, feedback=(reply.raw, text))
+                                  containers=containers_of(self.env), state=state, feedback=(reply.raw, text),
+                                  exclude=stuck)
         self._used(again.usage, "plan")
         if isinstance(again.answer, PlannedCalls):
             retry = try_plan(again.answer.calls, self.space, table, goal)
@@ -339,6 +405,9 @@ class SandboxSession:
             elif retry.ok:
                 self._log("note", {"text": f"plan rewritten by the model: {why}", **proposed})
                 return again.answer.calls, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
+            elif stuck and not found:  # neither works here; the rewrite at least avoids the call that cannot
+                self._log("note", {"text": f"plan rewritten by the model, still fails: {retry.failed}", **proposed})
+                return again.answer.calls, goal, f"Careful: on a copy of the table, {_plain(retry.failed)}."
         if found:
             self._log("note", {"text": f"plan completed by search: {why}", **proposed})
             added = ", ".join(call_text(c) for c in found[len(calls):])
