@@ -179,3 +179,12 @@ def test_bad_inputs_are_backend_errors(llm: LlamaCppLLM, tmp_path) -> None:
         load(f"llamacpp:{tmp_path / 'absent.gguf'}")
     with pytest.raises(BackendError, match="context holds 2048"):
         llm.complete("walk " * 2100, max_tokens=2)
+
+
+def test_the_sandbox_commands_open_the_model_as_a_conversation() -> None:
+    from situated.cli.models import CONVERSATION_STATES, open_model
+
+    chat = open_model("llamacpp:qwen2.5-coder-0.5b", threads=2, n_ctx=2048, conversation=True)
+    plain = open_model("llamacpp:qwen2.5-coder-0.5b", threads=2, n_ctx=2048)
+    assert chat.exact_prefix is False and plain.exact_prefix is True  # type: ignore[attr-defined]
+    assert chat._engine.state_cache >= CONVERSATION_STATES  # type: ignore[attr-defined]
