@@ -165,17 +165,14 @@ class _Engine:
         self.reusable = 0
 
     def _evaluate(self, tokens: list[int], start: int) -> None:
-        """Evaluate `tokens[start:]` in chunks at fixed positions when `start` is a chunk boundary. From another
-        `start` (a conversation's turn), the exact chunks end where the reused prefix's did."""
-        if start % CHUNK:
-            reusable = min(self.reusable, start - start % CHUNK)
-            for i in range(start, len(tokens), CHUNK):
-                self.llama.eval(tokens[i:i + CHUNK])
-            self.reusable = reusable
-            return
+        """Evaluate `tokens[start:]` in chunks of `CHUNK` from `start`. They are exact chunks (at fixed positions
+        after an exact prefix) when `start` is a chunk boundary within the exact part of the cache; otherwise (a
+        conversation's turn) the exact part ends where the reused prefix's did."""
+        exact = start % CHUNK == 0 and start <= self.reusable
+        reusable = min(self.reusable, start)
         for i in range(start, len(tokens), CHUNK):
             self.llama.eval(tokens[i:i + CHUNK])
-        self.reusable = len(tokens) - len(tokens) % CHUNK
+        self.reusable = len(tokens) - len(tokens) % CHUNK if exact else reusable - reusable % CHUNK
 
 
 _ENGINES: dict[tuple[str, int, str], _Engine] = {}
