@@ -40,6 +40,36 @@ def test_prefix_reuse_evaluates_only_new_tokens(llm: LlamaCppLLM) -> None:
     assert second.cached_tokens % CHUNK == 0
 
 
+def test_a_conversation_turn_evaluates_only_what_it_adds(llm: LlamaCppLLM) -> None:
+    """`exact_prefix=False` (the sandbox's turns): the next turn reuses the last prompt, the answer generated
+    after it and the partial last chunk; the exact mode re-evaluates from the last whole chunk."""
+    chat = LlamaCppLLM("qwen2.5-coder-0.5b", n_ctx=2048, n_threads=2, exact_prefix=False)
+    first_prompt = ROBOT_PREFIX + "Task: heat the salmon. First line:"
+    first = chat.complete(first_prompt, max_tokens=12, stop=["\n"])
+    said = first_prompt + first.text + "\nTask: watch tv.\n"
+    second = chat.complete(said, max_tokens=4)
+    exact = llm.complete(said, max_tokens=4)
+    assert first.completion_tokens > 2
+    # the new message, give or take the tokens at the seam with the answer (its last token was never evaluated)
+    assert second.prompt_tokens - second.cached_tokens <= chat.count_tokens("\nTask: watch tv.\n") + 3
+    assert exact.cached_tokens % CHUNK == 0 and exact.cached_tokens < second.cached_tokens
+
+
+def test_exact_logits_hold_after_conversation_turns(llm: LlamaCppLLM) -> None:
+    """A conversation shares the engine; prompts asked in the exact mode afterwards keep their fresh logits."""
+    prompt = ROBOT_PREFIX + "Task: put the mug in the sink.\ndef task():\n\t"
+    options = ["walk('kitchen')", "grab('mug')"]
+    llm.reuse_prefix = False
+    try:
+        fresh = llm.score(prompt, options).logprobs
+    finally:
+        llm.reuse_prefix = True
+    chat = LlamaCppLLM("qwen2.5-coder-0.5b", n_ctx=2048, n_threads=2, exact_prefix=False)
+    done = chat.complete(prompt[:-30], max_tokens=6)
+    chat.complete(prompt[:-30] + done.text + " ok", max_tokens=2)
+    assert llm.score(prompt, options).logprobs == fresh
+
+
 def test_alternating_prompts_both_stay_warm(llm: LlamaCppLLM) -> None:
     main = ROBOT_PREFIX + "Task: put the mug in the sink.\ndef task():\n"
     check = "Answer yes or no. " * 40 + "Is the mug in the sink?"
@@ -146,3 +176,12 @@ def test_bad_inputs_are_backend_errors(llm: LlamaCppLLM, tmp_path) -> None:
         load(f"llamacpp:{tmp_path / 'absent.gguf'}")
     with pytest.raises(BackendError, match="context holds 2048"):
         llm.complete("walk " * 2100, max_tokens=2)
+
+
+def test_the_sandbox_commands_open_the_model_as_a_conversation() -> None:
+    from situated.cli.models import CONVERSATION_STATES, open_model
+
+    chat = open_model("llamacpp:qwen2.5-coder-0.5b", threads=2, n_ctx=2048, conversation=True)
+    plain = open_model("llamacpp:qwen2.5-coder-0.5b", threads=2, n_ctx=2048)
+    assert chat.exact_prefix is False and plain.exact_prefix is True  # type: ignore[attr-defined]
+    assert chat._engine.state_cache >= CONVERSATION_STATES  # type: ignore[attr-defined]

@@ -57,7 +57,8 @@ def eval_sandbox(
     started = time.perf_counter()
     condition = None if condition is None else one_condition(condition)
     paths = session_files(sessions)
-    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
+    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
+                     conversation=True)
     with tempfile.TemporaryDirectory(prefix="situated-sandbox-") as temp:
         folder = work or Path(temp)
         folder.mkdir(parents=True, exist_ok=True)

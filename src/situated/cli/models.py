@@ -86,10 +86,17 @@ def _weights_bar(console: Console) -> Iterator[Callable[[int, int], None]]:
             bar.stop()
 
 
+CONVERSATION_STATES = 6
+"""Saved KV states of an embedded model that serves conversations: a few scenes' prompts stay warm."""
+
+
 def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "replay", threads: int | None = None,
-               base_url: str | None = None, console: Console | None = None, n_ctx: int | None = None) -> LLM:
+               base_url: str | None = None, console: Console | None = None, n_ctx: int | None = None,
+               conversation: bool = False) -> LLM:
     """Load `uri` (`llamacpp:...` or `openai:...`), optionally recording/replaying its calls in `cassette`;
-    `n_ctx` sets an embedded model's context (default 8192)."""
+    `n_ctx` sets an embedded model's context (default 8192). `conversation`: the model answers the turns of
+    conversations (the sandbox); an embedded model then reuses every cached token a turn shares with the last
+    and keeps `CONVERSATION_STATES` prompts warm (`situated.llm.llamacpp`)."""
     console = console or Console(stderr=True)
     opts: dict[str, Any] = {}
     with _weights_bar(console) as on_bytes:
@@ -99,6 +106,8 @@ def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "
                 opts["n_threads"] = threads
             if n_ctx is not None:
                 opts["n_ctx"] = n_ctx
+            if conversation:
+                opts |= {"exact_prefix": False, "state_cache": CONVERSATION_STATES}
         else:
             if base_url is not None:
                 opts["base_url"] = base_url

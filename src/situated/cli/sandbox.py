@@ -224,7 +224,7 @@ def _front_end(web: bool, script: str | None, host: str, token: str | None, spee
 
 def _open_llm(models: dict[str, Any]) -> Any:
     return open_model(models["model"], cassette=models["cassette"], cassette_mode=models["cassette_mode"],
-                      threads=models["threads"], base_url=models["base_url"])
+                      threads=models["threads"], base_url=models["base_url"], conversation=True)
 
 
 def _serve_web(scene: str, seed: int, library: Path, models: dict[str, Any], host: str, port: int,

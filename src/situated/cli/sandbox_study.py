@@ -55,7 +55,8 @@ def study_command(
 
     chosen = study_sessions(sessions, parse_conditions(conditions))  # every file checked before the model loads
     only = selection(participants, trials)
-    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url)
+    llm = open_model(model, cassette=cassette, cassette_mode=cassette_mode, threads=threads, base_url=base_url,
+                     conversation=True)
     rows, written = run_study(chosen, llm, out, model=model, seed=seed,
                               on_session=lambda row, skipped: print(_session_line(row, skipped), flush=True),
                               selected=only)

@@ -12,6 +12,12 @@ whole chunks that an earlier prompt evaluation computed (never generated tokens,
 a partial last chunk). The logits of a prompt are then the same whatever ran before -- task order, resumes,
 repairs, saved states -- at the price of re-evaluating at most `CHUNK` - 1 tokens and the generated text.
 
+A conversation (`exact_prefix=False`, the sandbox's turns) gives that guarantee up for speed: each turn's prompt
+is the last one plus the answer and a new message, and every cached token it shares is reused, the generated
+answer and the partial last chunk included, so a turn evaluates only its new message. Its logits then depend, by
+llama.cpp's batch numerics, on how the shared prefix was computed; the same sequence of calls still gives the same
+answers.
+
 Module-level state: `_ENGINES` caches one loaded model per (path, n_ctx) for the whole process. It is the one
 documented exception to "no global state": loading a gigabyte of weights per planner would be absurd, and the
 engine's lock serialises calls from threads.
@@ -113,8 +119,9 @@ class _Engine:
         if state.tokens in self.states:
             self.states.move_to_end(state.tokens)
 
-    def prepare(self, tokens: list[int], reuse_prefix: bool = True) -> int:
-        """Evaluate `tokens`, reusing the longest cached prefix in whole chunks; return how many were reused.
+    def prepare(self, tokens: list[int], reuse_prefix: bool = True, exact: bool = True) -> int:
+        """Evaluate `tokens`, reusing the longest cached prefix (in whole chunks when `exact`, else every shared
+        token); return how many were reused.
 
         `reuse_prefix=False` clears the context first and evaluates every token (a baseline for benchmarks).
         """
@@ -122,9 +129,15 @@ class _Engine:
             self._clear()
             self._evaluate(tokens, 0)
             return 0
-        common = self._usable(self.live_tokens(), self.reusable, tokens)
-        best = max(self.states.values(), key=lambda s: self._usable(s.tokens, s.reusable, tokens), default=None)
-        best_common = self._usable(best.tokens, best.reusable, tokens) if best else 0
+
+        def usable(cached: Sequence[int], reusable: int) -> int:
+            if exact:
+                return self._usable(cached, reusable, tokens)
+            return min(common_prefix(cached, tokens), len(tokens) - 1)
+
+        common = usable(self.live_tokens(), self.reusable)
+        best = max(self.states.values(), key=lambda s: usable(s.tokens, s.reusable), default=None)
+        best_common = usable(best.tokens, best.reusable) if best else 0
         if best is not None and best_common >= max(common + MIN_STATE_TOKENS, MIN_STATE_TOKENS):
             self._save()
             self._restore(best)
@@ -152,10 +165,14 @@ class _Engine:
         self.reusable = 0
 
     def _evaluate(self, tokens: list[int], start: int) -> None:
-        """Evaluate `tokens[start:]` (`start` a chunk boundary) in chunks at fixed positions."""
+        """Evaluate `tokens[start:]` in chunks of `CHUNK` from `start`. They are exact chunks (at fixed positions
+        after an exact prefix) when `start` is a chunk boundary within the exact part of the cache; otherwise (a
+        conversation's turn) the exact part ends where the reused prefix's did."""
+        exact = start % CHUNK == 0 and start <= self.reusable
+        reusable = min(self.reusable, start)
         for i in range(start, len(tokens), CHUNK):
             self.llama.eval(tokens[i:i + CHUNK])
-        self.reusable = len(tokens) - len(tokens) % CHUNK
+        self.reusable = len(tokens) - len(tokens) % CHUNK if exact else reusable - reusable % CHUNK
 
 
 _ENGINES: dict[tuple[str, int, str], _Engine] = {}
@@ -257,8 +274,10 @@ class LlamaCppLLM:
         reuse_prefix: bool = True,
         grammar_mode: str = "greedy-first",
         lora_path: str | Path | None = None,
+        exact_prefix: bool = True,
     ) -> None:
-        """`lora_path`: a LoRA adapter in llama.cpp's GGUF format applied to the model (`navigate --lora`)."""
+        """`lora_path`: a LoRA adapter in llama.cpp's GGUF format applied to the model (`navigate --lora`).
+        `exact_prefix=False`: a conversation; every cached token a prompt shares is reused (module docstring)."""
         if llama_cpp is None:
             raise BackendError("llamacpp backend needs llama-cpp-python: pip install 'situated[llm]'")
         if grammar_mode not in ("greedy-first", "full"):
@@ -267,10 +286,12 @@ class LlamaCppLLM:
         self.chat_template = chat_template_for(self.uri)
         self.grammar_mode = grammar_mode
         self.reuse_prefix = reuse_prefix
+        self.exact_prefix = exact_prefix
         path = model_path(target, progress)
         self.path = path
         lora = Path(lora_path).expanduser() if lora_path is not None else None
         self._engine = _engine(path, n_ctx, n_threads or os.cpu_count() or 1, seed, state_cache, lora)
+        self._engine.state_cache = max(self._engine.state_cache, state_cache)  # the engine is shared per model
         self.n_ctx = n_ctx
 
     def count_tokens(self, text: str) -> int:
@@ -288,7 +309,7 @@ class LlamaCppLLM:
             raise BackendError(f"{self.uri}: prompt has {len(tokens)} tokens, context holds {self.n_ctx}")
         stops = [s.encode("utf-8") for s in stop if s]
         with engine.lock:
-            cached = engine.prepare(tokens, self.reuse_prefix)
+            cached = engine.prepare(tokens, self.reuse_prefix, self.exact_prefix)
             selector = self._selector(grammar, temperature, frequency_penalty, seed)
             try:
                 out, finish, n_out = self._generate(selector, stops, max_tokens)

@@ -130,6 +130,10 @@ class SandboxSession:
         self.last = ""
         """What became of the last plan, when it did not do what was asked (told to the planner once)."""
         self._closed = True  # nothing is logged until the session starts
+        # The prompt is written with the seed skills and the scene's objects, whatever the library holds: what it
+        # restores is announced in the first turn, so every session of a scene shares the prompt's long prefix
+        # and a model that kept it warm (llama.cpp's saved states) evaluates only the first turn.
+        self.memory.base = (self.space, tuple(self.objects))
         if self.teachable:
             self._load_library()
         else:
