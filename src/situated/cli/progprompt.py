@@ -116,7 +116,9 @@ def _show_outcome(console: Console, done: PlannedRun) -> None:
 
 
 DataOpt = Annotated[Path, Option("--data", help="ProgPrompt data directory (shared/data/progprompt).")]
-SplitOpt = Annotated[str, Option("--split", help="env1, env2, or a split with --initial-graph.")]
+SplitOpt = Annotated[str, Option("--split", help=(
+    "env1, env2, apartment (the paper's test_unseen tasks in the project's apartment; for reporting only), or a "
+    "split with --initial-graph."))]
 InitialGraphOpt = Annotated[Path | None, Option("--initial-graph", help="Initial graph for splits without one.")]
 RunsOpt = Annotated[int, Option(help="Runs per task.")]
 LimitOpt = Annotated[int | None, Option(help="Evaluate only the first N tasks of the split.")]

@@ -20,6 +20,8 @@ from .household_episodes import HouseholdJob, evaluate_household_job, household_
 from .household_sampling import check_temperature
 from .scene_plan import examples_path
 
+APARTMENT = "apartment"
+"""`--split apartment`: ProgPrompt's 10 test_unseen tasks in the project's apartment (datasets.progprompt_apartment)."""
 DEFAULT_K = {"fixed": 3, "retrieved": 5}
 """Example plans per prompt when --k is not given: the paper's 3 fixed ones, or the 5 nearest (docs/progprompt.md:
 SR 0.60 vs 0.50 on env1 and 0.70 vs 0.40 on env2 with the 1.5B model, fewer tokens)."""
@@ -128,10 +130,16 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
     """Check the settings, load the split and the example plans, choose the variant, resume key and store
     (`--out` or runs/<split>-<variant>-<model>), then open the model's executor."""
     from ...datasets.progprompt import load_example_plans, load_split
+    from ...datasets.progprompt_apartment import load_apartment_tasks
 
     k, retrieved = checked(s)
     repairs = 0 if s.langprompt else s.repairs  # LangPrompt is the paper's open-loop baseline
-    all_tasks = load_split(s.data, s.split, initial_graph=s.initial_graph)
+    if s.split == APARTMENT:  # environment 0's test tasks in the project's apartment (reporting only)
+        if s.initial_graph is not None:
+            raise SituatedError(f"--split {APARTMENT} has its own scene; --initial-graph does not apply")
+        all_tasks = load_apartment_tasks()
+    else:
+        all_tasks = load_split(s.data, s.split, initial_graph=s.initial_graph)
     tasks = tuple(all_tasks[:s.limit] if s.limit is not None else all_tasks)
     plans_path = examples_path(s.examples_file, s.data)
     plans = load_example_plans(plans_path)
