@@ -131,6 +131,9 @@ RetrieverOpt = Annotated[str, Option("--retriever", help="--examples retrieved: 
 GoalsOpt = Annotated[bool, Option("--goals/--no-goals", help=(
     "Goal-aware grounded decoding: the model first states the task's goals as assertions; a plan that leaves one "
     "unmet on the private copy is continued."))]
+SceneExamplesOpt = Annotated[bool, Option("--scene-examples/--any-examples", help=(
+    "Choose the example plans for the task's scene first: those naming the fewest objects the scene lacks "
+    "(none where the pool allows), in the fixed or retrieved order among equals."))]
 PlanTokensOpt = Annotated[int | None, Option("--plan-tokens", help=(
     "Most tokens one plan may cost, repairs included (default 4 × the answer limit)."))]
 ExamplesFileOpt = Annotated[Path | None, Option("--examples-file", help="Example plans (default: the data's plan "
@@ -152,7 +155,8 @@ def eval_progprompt(
     data: DataOpt, split: SplitOpt, initial_graph: InitialGraphOpt = None, model: ModelOpt = DEFAULT_MODEL,
     base_url: BaseUrlOpt = None, threads: ThreadsOpt = None, runs: RunsOpt = 1, limit: LimitOpt = None,
     ablation: AblationOpt = "full", examples: ExamplesOpt = None, k: KOpt = None, retriever: RetrieverOpt = "minilm",
-    goals: GoalsOpt = False, plan_tokens: PlanTokensOpt = None, examples_file: ExamplesFileOpt = None,
+    goals: GoalsOpt = False, scene_examples: SceneExamplesOpt = False, plan_tokens: PlanTokensOpt = None,
+    examples_file: ExamplesFileOpt = None,
     assert_check: AssertCheckOpt = "symbolic", replan: ReplanOpt = 0, repairs: RepairsOpt = DEFAULT_REPAIRS,
     no_grammar: NoGrammarOpt = False, langprompt: LangPromptOpt = False, cassette: CassetteOpt = None,
     cassette_mode: CassetteModeOpt = "replay", out: OutOpt = None, executor: ExecutorOpt = "local",
