@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from situated.datasets.progprompt import load_example_plans
+from situated.datasets.progprompt_apartment import load_apartment_tasks
 from situated.datasets.progprompt_dev import PARTS, TRAIN_PLANS, WRITTEN_DIR, DevTask, load_dev_set
 from situated.envs.household import HouseholdEnv
 from situated.errors import SituatedError
@@ -230,6 +231,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="folder of the candidates' results stores")
     parser.add_argument("--prompts-only", action="store_true",
                         help="only count the prompts' absent objects and own plans (no model)")
+    parser.add_argument("--apartment", action="store_true",
+                        help="with --prompts-only: also count them on environment 0's test tasks (reporting only)")
     parser.add_argument("--cassette", type=Path, default=None, help="record/replay model calls in this file")
     parser.add_argument("--cassette-mode", default="replay", help="replay, record or auto")
     args = parser.parse_args(argv)
@@ -254,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for candidate in candidates:
                 print(f"{candidate.name} ({', '.join(f'{k}={v}' for k, v in candidate.config().items())}):")
                 print_prompt_checks(candidate, prompt_checks(candidate, dev, plans))
+                if args.apartment:
+                    apartment = [DevTask(t, "environment 0, reporting only:", "env0") for t in load_apartment_tasks()]
+                    print_prompt_checks(candidate, prompt_checks(candidate, apartment, plans))
             return 0
         spec = ModelSpec(args.model, threads=args.threads,
                          cassette=str(args.cassette) if args.cassette else None, cassette_mode=args.cassette_mode)

@@ -75,14 +75,15 @@ def _devset(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_devset_benchmark_counts_prompts_with_absent_objects_per_candidate() -> None:
-    done = _devset("--prompts-only", "--limit", "10", "--candidate", "bm25:retriever=bm25",
+    done = _devset("--prompts-only", "--apartment", "--limit", "10", "--candidate", "bm25:retriever=bm25",
                    "--candidate", "bm25-scene:retriever=bm25,scene=1")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     counts = [line for line in lines if "prompts naming objects absent from the scene" in line]
-    assert len(counts) == 2
-    assert "absent from the scene 0/10 " in counts[1]
+    assert len(counts) == 4  # per candidate: the development tasks, then environment 0's (reporting only)
+    assert "absent from the scene 0/10 " in counts[2] and "environment 0, reporting only: 0/10" in counts[3]
     assert "absent from the scene 0/10 " not in counts[0]  # BM25 alone shows other scenes' objects
+    assert "environment 0, reporting only: 0/10" not in counts[1]
 
 
 def test_devset_benchmark_refuses_a_bad_scene_value_in_one_line() -> None:
