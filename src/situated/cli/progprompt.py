@@ -131,9 +131,10 @@ RetrieverOpt = Annotated[str, Option("--retriever", help="--examples retrieved: 
 GoalsOpt = Annotated[bool, Option("--goals/--no-goals", help=(
     "Goal-aware grounded decoding: the model first states the task's goals as assertions; a plan that leaves one "
     "unmet on the private copy is continued."))]
-SceneExamplesOpt = Annotated[bool, Option("--scene-examples/--any-examples", help=(
-    "Choose the example plans for the task's scene first: those naming the fewest objects the scene lacks "
-    "(none where the pool allows), in the fixed or retrieved order among equals."))]
+SceneExamplesOpt = Annotated[bool | None, Option("--scene-examples/--any-examples", help=(
+    "Choose the example plans for the task's scene first: those naming the fewest objects the scene lacks (none "
+    "where the pool allows), in the fixed or retrieved order among equals; --any-examples: by nearness (or the "
+    "fixed order) alone. Default: scene first with retrieved examples, not with fixed ones (the paper's)."))]
 PlanTokensOpt = Annotated[int | None, Option("--plan-tokens", help=(
     "Most tokens one plan may cost, repairs included (default 4 × the answer limit)."))]
 ExamplesFileOpt = Annotated[Path | None, Option("--examples-file", help="Example plans (default: the data's plan "
@@ -155,7 +156,7 @@ def eval_progprompt(
     data: DataOpt, split: SplitOpt, initial_graph: InitialGraphOpt = None, model: ModelOpt = DEFAULT_MODEL,
     base_url: BaseUrlOpt = None, threads: ThreadsOpt = None, runs: RunsOpt = 1, limit: LimitOpt = None,
     ablation: AblationOpt = "full", examples: ExamplesOpt = None, k: KOpt = None, retriever: RetrieverOpt = "minilm",
-    goals: GoalsOpt = False, scene_examples: SceneExamplesOpt = False, plan_tokens: PlanTokensOpt = None,
+    goals: GoalsOpt = False, scene_examples: SceneExamplesOpt = None, plan_tokens: PlanTokensOpt = None,
     examples_file: ExamplesFileOpt = None,
     assert_check: AssertCheckOpt = "symbolic", replan: ReplanOpt = 0, repairs: RepairsOpt = DEFAULT_REPAIRS,
     no_grammar: NoGrammarOpt = False, langprompt: LangPromptOpt = False, cassette: CassetteOpt = None,
