@@ -9,7 +9,8 @@ candidate's paired difference to the first with its interval. The last line is J
 
 A candidate is `NAME` or `NAME:key=value,...` with keys examples (retrieved|fixed), k, retriever (minilm|bm25),
 repairs, goals (0|1), plan-tokens and scene (0|1: examples naming the fewest objects the task's scene lacks first);
-unset keys keep `eval progprompt`'s defaults (5 examples retrieved by MiniLM, 5 repairs). `--temperature T` > 0
+unset keys are 5 examples retrieved by MiniLM, 5 repairs, scene 0 (`eval progprompt`'s defaults before scene-first
+retrieval became one, so the earlier stores resume: name it with `scene=1`). `--temperature T` > 0
 samples every model call (seeded by run and prompt, so a rerun repeats it and runs differ); 0 is greedy. Each
 candidate's episodes go to `--out/NAME/` and a rerun with the same settings resumes.
 
@@ -53,7 +54,7 @@ METRICS = ("success", "gcr", "exec")
 LABELS = {"success": "SR", "gcr": "GCR", "exec": "Exec"}
 DEFAULTS: dict[str, Any] = {"examples": "retrieved", "k": None, "retriever": "minilm", "repairs": 5, "goals": False,
                             "plan-tokens": None, "scene": False}
-"""`eval progprompt`'s defaults when this was written (docs/progprompt.md); k: 5 retrieved, 3 fixed."""
+"""`eval progprompt`'s defaults when this was written, before `scene` (docs/progprompt.md); k: 5 retrieved, 3 fixed."""
 
 
 @dataclass(frozen=True)
