@@ -8,9 +8,11 @@ tasks, the same per part, the abandoned steps, the prompts whose examples name o
 candidate's paired difference to the first with its interval. The last line is JSON.
 
 A candidate is `NAME` or `NAME:key=value,...` with keys examples (retrieved|fixed), k, retriever (minilm|bm25),
-repairs, goals (0|1) and plan-tokens; unset keys keep `eval progprompt`'s defaults (5 examples retrieved by MiniLM,
-5 repairs). `--temperature T` > 0 samples every model call (seeded by run and prompt, so a rerun repeats it and runs
-differ); 0 is greedy. Each candidate's episodes go to `--out/NAME/` and a rerun with the same settings resumes.
+repairs, goals (0|1), plan-tokens and scene (0|1: examples naming the fewest objects the task's scene lacks first);
+unset keys are 5 examples retrieved by MiniLM, 5 repairs, scene 0 (`eval progprompt`'s defaults before scene-first
+retrieval became one, so the earlier stores resume: name it with `scene=1`). `--temperature T` > 0
+samples every model call (seeded by run and prompt, so a rerun repeats it and runs differ); 0 is greedy. Each
+candidate's episodes go to `--out/NAME/` and a rerun with the same settings resumes.
 
 Usage: PYTHONPATH=src .venv/bin/python benchmarks/progprompt_devset.py --candidate default \\
     --candidate fixed:examples=fixed --model llamacpp:qwen2.5-coder-0.5b --runs 1 --out runs/devset
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from situated.datasets.progprompt import load_example_plans
+from situated.datasets.progprompt_apartment import load_apartment_tasks
 from situated.datasets.progprompt_dev import PARTS, TRAIN_PLANS, WRITTEN_DIR, DevTask, load_dev_set
 from situated.envs.household import HouseholdEnv
 from situated.errors import SituatedError
@@ -50,8 +53,8 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "progprompt"
 METRICS = ("success", "gcr", "exec")
 LABELS = {"success": "SR", "gcr": "GCR", "exec": "Exec"}
 DEFAULTS: dict[str, Any] = {"examples": "retrieved", "k": None, "retriever": "minilm", "repairs": 5, "goals": False,
-                            "plan-tokens": None}
-"""`eval progprompt`'s defaults when this was written (docs/progprompt.md); k: 5 retrieved, 3 fixed."""
+                            "plan-tokens": None, "scene": False}
+"""`eval progprompt`'s defaults when this was written, before `scene` (docs/progprompt.md); k: 5 retrieved, 3 fixed."""
 
 
 @dataclass(frozen=True)
@@ -70,11 +73,15 @@ class Candidate:
         s = self.settings
         return household_planner_factory(
             llm, plans, n_examples=self.k, max_repairs=s["repairs"], goals=s["goals"], plan_tokens=s["plan-tokens"],
-            retriever=s["retriever"] if s["examples"] == "retrieved" else None)
+            retriever=s["retriever"] if s["examples"] == "retrieved" else None, scene_examples=s["scene"])
 
     def config(self) -> dict[str, Any]:
+        """The settings as stored with the episodes (`scene` only when on, so earlier stores still resume)."""
         retriever = self.settings["retriever"] if self.settings["examples"] == "retrieved" else None
-        return {**self.settings, "k": self.k, "retriever": retriever}
+        config = {**self.settings, "k": self.k, "retriever": retriever}
+        if not config["scene"]:
+            del config["scene"]
+        return config
 
 
 def parse_candidate(text: str) -> Candidate:
@@ -93,11 +100,12 @@ def parse_candidate(text: str) -> Candidate:
 
 
 def _value(key: str, value: str, text: str) -> Any:
-    choices = {"examples": ("retrieved", "fixed"), "retriever": ("minilm", "bm25"), "goals": ("0", "1")}
+    choices = {"examples": ("retrieved", "fixed"), "retriever": ("minilm", "bm25"), "goals": ("0", "1"),
+               "scene": ("0", "1")}
     if key in choices:
         if value not in choices[key]:
             raise SituatedError(f"--candidate {text!r}: {key} must be {' or '.join(choices[key])}, not {value!r}")
-        return value == "1" if key == "goals" else value
+        return value == "1" if key in ("goals", "scene") else value
     if not value.isdigit() or (key != "repairs" and int(value) < 1):
         raise SituatedError(f"--candidate {text!r}: {key} must be a whole number{'' if key == 'repairs' else ' >= 1'}")
     return int(value)
@@ -135,14 +143,15 @@ def prompt_checks(candidate: Candidate, dev: Sequence[DevTask], plans: Mapping[s
     The examples are chosen as the candidate's planner chooses them (no model needed)."""
     s = candidate.settings
     retriever = make_retriever(s["retriever"]) if s["examples"] == "retrieved" else None
-    prompts = ProgPromptPrompt(examples=plans, n_examples=candidate.k, retriever=retriever)
+    prompts = ProgPromptPrompt(examples=plans, n_examples=candidate.k, retriever=retriever,
+                               scene_examples=s["scene"])
     counts: dict[str, list[int]] = {}
     for d in dev:
-        scene = set(plan_objects(HouseholdEnv(d.task.initial_graph).object_names()))
-        shown = prompts.examples_for(d.task.name)
+        scene = plan_objects(HouseholdEnv(d.task.initial_graph).object_names())
+        shown = prompts.examples_for(d.task.name, scene)
         row = counts.setdefault(d.part, [0, 0, 0])
         row[0] += 1
-        row[1] += not set(prompts.example_objects(d.task.name)) <= scene
+        row[1] += not set(prompts.example_objects(d.task.name, scene)) <= set(scene)
         row[2] += any(same_task(name, d.task.name) for name in shown)
     return counts
 
@@ -223,6 +232,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="folder of the candidates' results stores")
     parser.add_argument("--prompts-only", action="store_true",
                         help="only count the prompts' absent objects and own plans (no model)")
+    parser.add_argument("--apartment", action="store_true",
+                        help="with --prompts-only: also count them on environment 0's test tasks (reporting only)")
     parser.add_argument("--cassette", type=Path, default=None, help="record/replay model calls in this file")
     parser.add_argument("--cassette-mode", default="replay", help="replay, record or auto")
     args = parser.parse_args(argv)
@@ -247,6 +258,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for candidate in candidates:
                 print(f"{candidate.name} ({', '.join(f'{k}={v}' for k, v in candidate.config().items())}):")
                 print_prompt_checks(candidate, prompt_checks(candidate, dev, plans))
+                if args.apartment:
+                    apartment = [DevTask(t, "environment 0, reporting only:", "env0") for t in load_apartment_tasks()]
+                    print_prompt_checks(candidate, prompt_checks(candidate, apartment, plans))
             return 0
         spec = ModelSpec(args.model, threads=args.threads,
                          cassette=str(args.cassette) if args.cassette else None, cassette_mode=args.cassette_mode)

@@ -116,7 +116,9 @@ def _show_outcome(console: Console, done: PlannedRun) -> None:
 
 
 DataOpt = Annotated[Path, Option("--data", help="ProgPrompt data directory (shared/data/progprompt).")]
-SplitOpt = Annotated[str, Option("--split", help="env1, env2, or a split with --initial-graph.")]
+SplitOpt = Annotated[str, Option("--split", help=(
+    "env1, env2, apartment (the paper's test_unseen tasks in the project's apartment; for reporting only), or a "
+    "split with --initial-graph."))]
 InitialGraphOpt = Annotated[Path | None, Option("--initial-graph", help="Initial graph for splits without one.")]
 RunsOpt = Annotated[int, Option(help="Runs per task.")]
 LimitOpt = Annotated[int | None, Option(help="Evaluate only the first N tasks of the split.")]
@@ -129,6 +131,10 @@ RetrieverOpt = Annotated[str, Option("--retriever", help="--examples retrieved: 
 GoalsOpt = Annotated[bool, Option("--goals/--no-goals", help=(
     "Goal-aware grounded decoding: the model first states the task's goals as assertions; a plan that leaves one "
     "unmet on the private copy is continued."))]
+SceneExamplesOpt = Annotated[bool | None, Option("--scene-examples/--any-examples", help=(
+    "Choose the example plans for the task's scene first: those naming the fewest objects the scene lacks (none "
+    "where the pool allows), in the fixed or retrieved order among equals; --any-examples: by nearness (or the "
+    "fixed order) alone. Default: scene first with retrieved examples, not with fixed ones (the paper's)."))]
 PlanTokensOpt = Annotated[int | None, Option("--plan-tokens", help=(
     "Most tokens one plan may cost, repairs included (default 4 × the answer limit)."))]
 ExamplesFileOpt = Annotated[Path | None, Option("--examples-file", help="Example plans (default: the data's plan "
@@ -150,7 +156,8 @@ def eval_progprompt(
     data: DataOpt, split: SplitOpt, initial_graph: InitialGraphOpt = None, model: ModelOpt = DEFAULT_MODEL,
     base_url: BaseUrlOpt = None, threads: ThreadsOpt = None, runs: RunsOpt = 1, limit: LimitOpt = None,
     ablation: AblationOpt = "full", examples: ExamplesOpt = None, k: KOpt = None, retriever: RetrieverOpt = "minilm",
-    goals: GoalsOpt = False, plan_tokens: PlanTokensOpt = None, examples_file: ExamplesFileOpt = None,
+    goals: GoalsOpt = False, scene_examples: SceneExamplesOpt = None, plan_tokens: PlanTokensOpt = None,
+    examples_file: ExamplesFileOpt = None,
     assert_check: AssertCheckOpt = "symbolic", replan: ReplanOpt = 0, repairs: RepairsOpt = DEFAULT_REPAIRS,
     no_grammar: NoGrammarOpt = False, langprompt: LangPromptOpt = False, cassette: CassetteOpt = None,
     cassette_mode: CassetteModeOpt = "replay", out: OutOpt = None, executor: ExecutorOpt = "local",

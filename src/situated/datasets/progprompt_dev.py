@@ -95,7 +95,7 @@ def load_written(path: Path, graph: dict | None, environment: str) -> list[DevTa
         already = [g for g in goals if start.holds(g)]
         if already:
             raise DataError(f"{at(where, field='goals')}: {condition_text(already[0])} already holds at the start")
-        env = _replay(plan, graph, where)
+        env = replay_plan(plan, graph, where)
         unmet = [g for g in goals if not env.holds(g)]
         if unmet:
             raise DataError(f"{at(where, field='goals')}: {condition_text(unmet[0])} does not hold after the "
@@ -122,7 +122,7 @@ def reground_plans(plans: dict[str, str], graph: dict | None, environment: str, 
         if _task_key(name) in skip or not _plan_objects(program) <= objects or not _straight(program):
             continue
         try:
-            env = _replay(program, graph, f"plan {function}")
+            env = replay_plan(program, graph, f"plan {function}")
         except DataError:
             continue  # a step fails in this scene: not a reference plan here
         moved = class_conditions(env.graph, positions=False) - class_conditions(graph, positions=False)
@@ -193,7 +193,7 @@ class _ScriptEnv(HouseholdEnv):
         return result
 
 
-def _replay(program: Program, graph: dict, where: str) -> _ScriptEnv:
+def replay_plan(program: Program, graph: dict, where: str) -> _ScriptEnv:
     """`program` run on `graph` as an episode runs it (calls; assertions with their recovery calls run when they
     fail; at most SUBGOAL_STEPS attempted steps per comment-opened sub-goal): the environment as the plan leaves
     it, with the grounded script lines it ran. DataError naming the plan line (1 = the first line after the

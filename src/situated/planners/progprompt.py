@@ -87,11 +87,12 @@ class ProgPromptPlanner:
                  constrained: bool = True, max_tokens: int = 600, frequency_penalty: float = 0.15,
                  max_continuations: int = MAX_CONTINUATIONS, max_repairs: int = 0,
                  retriever: Retriever | None = None, state_goals: bool = False,
-                 max_plan_tokens: int | None = None) -> None:
+                 max_plan_tokens: int | None = None, scene_examples: bool = False) -> None:
         if max_repairs < 0:
             raise SituatedError(f"max_repairs must be >= 0, got {max_repairs}")
         self.prompts = ProgPromptPrompt(space, examples, n_examples=n_examples, sample_examples=sample_examples,
-                                        seed=seed, ablation=ablation, retriever=retriever, goals=state_goals)
+                                        seed=seed, ablation=ablation, retriever=retriever, goals=state_goals,
+                                        scene_examples=scene_examples)
         self.max_plan_tokens = max_plan_tokens if max_plan_tokens is not None else PLAN_TOKEN_BUDGET * max_tokens
         if self.max_plan_tokens < max_tokens:
             raise SituatedError(f"the plan token budget ({self.max_plan_tokens}) is below max_tokens ({max_tokens})")

@@ -1,7 +1,9 @@
 """ProgPrompt's prompt (PROTOCOLS.md §1): import line, objects, example plan functions, the task's open header.
 
 Ablations are line filters on the whole prompt; examples are the paper's three (or their counterparts) unless
-sampled; a scene whose objects the examples do not all use gets the paper's second `objects = [...]` list.
+sampled; a scene whose objects the examples do not all use gets the paper's second `objects = [...]` list. With
+`scene_examples` the examples are chosen for the scene first: those naming the fewest objects the scene lacks
+(none, where the pool allows), in the fixed or retrieved order among equals.
 """
 
 from __future__ import annotations
@@ -97,7 +99,8 @@ class ProgPromptPrompt:
 
     def __init__(self, space: ActionSpace = PROGPROMPT_SPACE, examples: Mapping[str, str] | None = None, *,
                  n_examples: int = 3, sample_examples: bool = False, seed: int = 0,
-                 ablation: str = "full", retriever: Retriever | None = None, goals: bool = False) -> None:
+                 ablation: str = "full", retriever: Retriever | None = None, goals: bool = False,
+                 scene_examples: bool = False) -> None:
         filter_lines("", ablation)  # validates the name
         self.space = space
         self.examples = dict(examples or {})
@@ -107,8 +110,10 @@ class ProgPromptPrompt:
         self.ablation = ablation
         self.retriever = retriever
         self.goals = goals and self.comments
+        self.scene_examples = scene_examples
         self.examples_for(None)  # fails early on too many examples
         self._programs = {n: parse(t, source=f"example {n}") for n, t in self.examples.items()}
+        self._objects = {n: set(plan_object_names([p])) for n, p in self._programs.items()}
 
     @property
     def comments(self) -> bool:
@@ -120,18 +125,35 @@ class ProgPromptPrompt:
         """Whether plans have assertions under this ablation."""
         return self.ablation in ("full", "no-comments")
 
-    def examples_for(self, task_name: str | None) -> list[str]:
+    def examples_for(self, task_name: str | None, scene: Sequence[str] | None = None) -> list[str]:
         """The example plans shown for a task (never the task's own plan, when the example set has it): fixed
         (the paper's), sampled, or — with a retriever — the `n_examples` nearest to the task, the nearest last
-        (right above the task's header)."""
+        (right above the task's header). With `scene_examples` and the scene's objects, plans naming fewer
+        objects the scene lacks come first (module docstring)."""
         exclude = function_name(task_name) if task_name else None
+        by_scene = self.scene_examples and scene is not None and not self.sample_examples
         if self.retriever is None or task_name is None:
-            return select_examples(self.examples, self.n_examples, sample=self.sample_examples, seed=self.seed,
-                                   exclude=exclude)
+            if not by_scene:
+                return select_examples(self.examples, self.n_examples, sample=self.sample_examples, seed=self.seed,
+                                       exclude=exclude)
+            pool = [e for e in self.examples if exclude is None or not same_task(e, exclude)]
+            order = select_examples(self.examples, len(pool), exclude=exclude)
+            return self._fewest_absent(order, scene or ())[:self.n_examples]
         if self.n_examples > len(self.examples):
             raise SituatedError(f"{self.n_examples} examples asked for, only {len(self.examples)} available")
         candidates = {n: n.replace("_", " ") for n in self.examples if not same_task(n, task_name)}
-        return list(reversed(nearest(self.retriever, task_name, candidates, self.n_examples)))
+        if not by_scene:
+            return list(reversed(nearest(self.retriever, task_name, candidates, self.n_examples)))
+        order = nearest(self.retriever, task_name, candidates, len(candidates))
+        return list(reversed(self._fewest_absent(order, scene or ())[:self.n_examples]))
+
+    def absent_objects(self, name: str, scene: Sequence[str]) -> set[str]:
+        """The objects example plan `name` names that the scene lacks."""
+        return self._objects[name] - set(scene)
+
+    def _fewest_absent(self, order: Sequence[str], scene: Sequence[str]) -> list[str]:
+        """`order` stably sorted by how many objects each plan names that the scene lacks (fewest first)."""
+        return sorted(order, key=lambda name: len(self.absent_objects(name, scene)))
 
     def example_text(self, name: str) -> str:
         """An example plan as shown: its text, with its goals line above the `def` when goals are stated."""
@@ -144,16 +166,17 @@ class ProgPromptPrompt:
         prompt = self.scene_prompt(task_name, objects)
         return prompt[: -len(header(task_name))] + GOALS_PREFIX
 
-    def example_objects(self, task_name: str | None) -> list[str]:
-        """The objects the task's example plans use."""
-        return plan_object_names(self._programs[n] for n in self.examples_for(task_name))
+    def example_objects(self, task_name: str | None, scene: Sequence[str] | None = None) -> list[str]:
+        """The objects the task's example plans use (chosen for `scene` with `scene_examples`)."""
+        return plan_object_names(self._programs[n] for n in self.examples_for(task_name, scene))
 
     def context(self, objects: Sequence[str], new_env_objects: Sequence[str] | None = None,
                 task_name: str | None = None) -> str:
         """Everything before the task's header: import line, objects, examples, the new environment's objects
         (if any), with the ablation's line filter applied; ends with a blank line."""
         parts = [self.space.import_line(), objects_line(objects)]
-        parts += [self.example_text(n) for n in self.examples_for(task_name)]
+        scene = new_env_objects if new_env_objects is not None else objects
+        parts += [self.example_text(n) for n in self.examples_for(task_name, scene)]
         if new_env_objects is not None:
             parts.append(objects_line(new_env_objects))
         return filter_lines("\n\n".join(parts) + "\n\n", self.ablation)
@@ -167,7 +190,7 @@ class ProgPromptPrompt:
         """The prompt for a scene: one object list when the examples only use the scene's objects; otherwise
         the examples' own objects first and the scene's as the new environment's list (the paper's other-
         scene set-up)."""
-        example_objects = self.example_objects(task_name)
+        example_objects = self.example_objects(task_name, objects)
         if set(example_objects) <= set(objects):
             return self.prompt(task_name, objects)
         return self.prompt(task_name, example_objects, new_env_objects=objects)

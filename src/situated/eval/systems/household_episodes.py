@@ -212,6 +212,8 @@ class HouseholdJob:
     """Token budget per plan, repairs included (None: the planner's default)."""
     temperature: float = 0.0
     """Sample every model call at this temperature, seeded by seed, run and prompt (0: greedy)."""
+    scene_examples: bool = False
+    """Prompt examples naming the fewest objects the task's scene lacks first (ProgPromptPrompt)."""
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -226,7 +228,8 @@ class HouseholdJob:
         return household_planner_factory(llm, dict(self.examples), n_examples=self.n_examples,
                                          ablation=self.ablation, grammar=self.grammar, langprompt=self.langprompt,
                                          seed=self.seed, max_repairs=self.repairs, retriever=self.retriever,
-                                         goals=self.goals, plan_tokens=self.plan_tokens)
+                                         goals=self.goals, plan_tokens=self.plan_tokens,
+                                         scene_examples=self.scene_examples)
 
     def build(self) -> EpisodeFn:
         llm = SampledLLM(self.model.open(), self.temperature, self.seed)

@@ -20,6 +20,8 @@ from .household_episodes import HouseholdJob, evaluate_household_job, household_
 from .household_sampling import check_temperature
 from .scene_plan import examples_path
 
+APARTMENT = "apartment"
+"""`--split apartment`: ProgPrompt's 10 test_unseen tasks in the project's apartment (datasets.progprompt_apartment)."""
 DEFAULT_K = {"fixed": 3, "retrieved": 5}
 """Example plans per prompt when --k is not given: the paper's 3 fixed ones, or the 5 nearest (docs/progprompt.md:
 SR 0.60 vs 0.50 on env1 and 0.70 vs 0.40 on env2 with the 1.5B model, fewer tokens)."""
@@ -51,6 +53,9 @@ class HouseholdSettings:
     out: Path | None = None
     seed: int = 0
     temperature: float = 0.0
+    scene_examples: bool | None = None
+    """Examples naming the fewest objects the scene lacks first; None: with retrieved examples only, so `--examples
+    fixed` stays the paper's set-up (docs/progprompt.md: on the development set as good as without and cheaper)."""
 
 
 def example_choice(examples: str | None, k: int | None, retriever: str, *,
@@ -91,12 +96,20 @@ def checked(s: HouseholdSettings) -> tuple[int, str | None]:
     return k, retrieved
 
 
+def scene_first(s: HouseholdSettings, retrieved: str | None) -> bool:
+    """Whether examples are chosen for the scene first: `--scene-examples`/`--any-examples`, else with retrieved
+    examples (the default) and not with fixed ones (the paper's)."""
+    wanted = s.scene_examples if s.scene_examples is not None else retrieved is not None
+    return wanted and not s.langprompt
+
+
 def variant_name(s: HouseholdSettings, repairs: int, k: int, retrieved: str | None) -> str:
     """"progprompt-full-grounded5-minilm5": the planner, ablation and every lever that is on."""
     if s.langprompt:
         return "langprompt"
     return (f"progprompt-{s.ablation}{'-nogrammar' if s.no_grammar else ''}{f'-grounded{repairs}' if repairs else ''}"
             f"{f'-{retrieved}{k}' if retrieved else ''}{'-goals' if s.goals else ''}"
+            f"{'-scene' if scene_first(s, retrieved) else ''}"
             f"{f'-t{s.temperature:g}' if s.temperature else ''}")
 
 
@@ -128,10 +141,17 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
     """Check the settings, load the split and the example plans, choose the variant, resume key and store
     (`--out` or runs/<split>-<variant>-<model>), then open the model's executor."""
     from ...datasets.progprompt import load_example_plans, load_split
+    from ...datasets.progprompt_apartment import load_apartment_tasks
 
     k, retrieved = checked(s)
     repairs = 0 if s.langprompt else s.repairs  # LangPrompt is the paper's open-loop baseline
-    all_tasks = load_split(s.data, s.split, initial_graph=s.initial_graph)
+    scene = scene_first(s, retrieved)
+    if s.split == APARTMENT:  # environment 0's test tasks in the project's apartment (reporting only)
+        if s.initial_graph is not None:
+            raise SituatedError(f"--split {APARTMENT} has its own scene; --initial-graph does not apply")
+        all_tasks = load_apartment_tasks()
+    else:
+        all_tasks = load_split(s.data, s.split, initial_graph=s.initial_graph)
     tasks = tuple(all_tasks[:s.limit] if s.limit is not None else all_tasks)
     plans_path = examples_path(s.examples_file, s.data)
     plans = load_example_plans(plans_path)
@@ -143,13 +163,13 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
         initial_graph=str(s.initial_graph.resolve()) if s.initial_graph else None, repairs=repairs,
         assert_check=s.assert_check,
         **levers(retriever=retrieved, goals=s.goals or None, plan_tokens=s.plan_tokens,
-                 temperature=s.temperature or None))
+                 temperature=s.temperature or None, scene_examples=scene or None))
     models.check_cassette([p for p in (s.initial_graph, plans_path) if p is not None]
                           + [s.data / d for d in ("new_env", "final_states", s.split)])
     executor, spec = models.for_episodes(s.model)
     job = HouseholdJob(spec, tuple(plans.items()), n_examples=k, ablation=s.ablation, grammar=not s.no_grammar,
                        langprompt=s.langprompt, repairs=repairs, assert_check=s.assert_check, replan=s.replan,
                        seed=s.seed, retriever=retrieved, goals=s.goals, plan_tokens=s.plan_tokens,
-                       temperature=s.temperature)
+                       temperature=s.temperature, scene_examples=scene)
     out = s.out or Path("runs") / f"{s.split}-{variant}-{model_label(s.model)}"
     return HouseholdRun(s, variant, tasks, job, executor, config, out)
