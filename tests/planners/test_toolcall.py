@@ -162,6 +162,19 @@ def test_an_unknown_answer_naming_something_known_is_asked_again_without_that_fo
     assert reply.answer == PlannedCalls((Call("pack", ("duck",)),)) and reply.usage.calls == 3
 
 
+def test_an_unknown_object_that_is_a_slip_of_a_known_one_is_asked_again() -> None:
+    """"pack the candie": two edits from CANDY, so the model's `unknown_object: candie` is asked again without the
+    unknown-object form; a name two edits from a short known one is not (CUBE: "cable" is something else)."""
+    llm = ScriptedLLM([{"unknown_object": "candie"}, {"unknown_behaviour": "pack", "objects": ["CANDY"]}])
+    reply = ToolCallPlanner(llm).plan("pack the candie", SANDBOX_SPACE, OBJECTS, Memory())
+    assert reply.answer == UnknownBehaviour("pack", ("candy",)) and reply.usage.calls == 2
+    assert [sorted(f["properties"]) for f in llm.calls[1]["schema"]["anyOf"]] == [["calls", "goal"],
+                                                                                ["objects", "unknown_behaviour"]]
+    llm = ScriptedLLM([{"unknown_object": "cable"}])
+    reply = ToolCallPlanner(llm).plan("go to the cable", SANDBOX_SPACE, OBJECTS, Memory())
+    assert reply.answer == UnknownObject("cable") and reply.usage.calls == 1
+
+
 def test_teach_names_parameters_or_falls_back_when_the_names_are_unusable() -> None:
     steps = [Call("pickup", ("ball",)), Call("goto", ("gift_bag",)), Call("release")]
     llm = ScriptedLLM([{"name": "pack", "params": ["item"], "doc": "Put the item  into the gift bag."}])

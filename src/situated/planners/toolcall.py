@@ -836,13 +836,13 @@ class ToolCallPlanner:
         found to be part of the action, `names_thing`). `exclude`: functions a rewrite may not call (the copy
         showed they fail from this state).
 
-        An unknown answer that names something the API has contradicts it, and the model is asked again with
-        the schema narrowed: `{"unknown_object": "duck"}` with a DUCK member leaves out the unknown-object
-        form; `{"unknown_behaviour": "pack"}` with a `pack` function leaves only calls. "Names" is read
-        loosely (`names_known`): the model copies the person's speech-to-text slips into its unknown answers
-        ("trey", "gift" for the GIFT_BAG, "pick" for `pickup`). So are an unknown object whose name the request
-        never says (`grounded`) and an unknown behaviour named by a verb the examples answer with calls
-        (`shown_words`)."""
+        An unknown answer that names something the API has contradicts it, and the model is asked again with the
+        schema narrowed: `{"unknown_object": "duck"}` with a DUCK member (or a slip of it within `_close`'s edits:
+        "candie" for the CANDY) leaves out the unknown-object form; `{"unknown_behaviour": "pack"}` with a `pack`
+        function leaves only calls. "Names" is read loosely (`names_known`): the model copies the person's
+        speech-to-text slips into its unknown answers ("trey", "gift" for the GIFT_BAG, "pick" for `pickup`). So are
+        an unknown object whose name the request never says (`grounded`) and an unknown behaviour named by a verb
+        the examples answer with calls (`shown_words`)."""
         self._base(space, objects, memory)
         context, announces = turn_context(state, space, objects, memory)
         messages = self.messages(utterance, space, objects, memory, containers, context)
@@ -869,7 +869,7 @@ class ToolCallPlanner:
                 break
             if isinstance(answer, UnknownObject) and (
                     names_known(answer.name, [*(o.name for o in objects), GRIPPER.lower()]) or answer.name in space
-                    or not grounded(answer.name, utterance)):
+                    or any(_close(answer.name, o.name) for o in objects) or not grounded(answer.name, utterance)):
                 allow["unknown_object"] = False
             elif isinstance(answer, UnknownBehaviour | UnknownSkill) and names_known(answer.name, space.names,
                                                                                      parts=False):
