@@ -185,3 +185,15 @@ def test_the_sandbox_commands_open_the_model_as_a_conversation() -> None:
     plain = open_model("llamacpp:qwen2.5-coder-0.5b", threads=2, n_ctx=2048)
     assert chat.exact_prefix is False and plain.exact_prefix is True  # type: ignore[attr-defined]
     assert chat._engine.state_cache >= CONVERSATION_STATES  # type: ignore[attr-defined]
+
+
+def test_one_family_of_prompts_does_not_push_another_out_of_the_saved_states() -> None:
+    """Sessions on one scene share a long prompt prefix: each new one replaces the last in the saved states, so a
+    prompt of another scene asked afterwards still finds its own prefix warm (two saved states here)."""
+    llm = LlamaCppLLM("qwen2.5-coder-0.5b", n_ctx=1536, n_threads=2, state_cache=2)
+    other = "Answer yes or no about the kitchen. " * 20
+    llm.complete(other + "Is the fridge open?", max_tokens=1)
+    for task in ("heat the salmon", "watch tv", "put the mug in the sink"):   # one family after the other prompt
+        llm.complete(ROBOT_PREFIX + f"Task: {task}.\n" + "Think step by step. " * 12, max_tokens=1)
+    back = llm.complete(other + "Is the sink empty?", max_tokens=1)
+    assert back.cached_tokens >= llm.count_tokens(other) + 1 - CHUNK

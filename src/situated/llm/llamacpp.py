@@ -3,7 +3,9 @@
 Prompt-prefix reuse: the KV cache of the last prompt stays in the context; the next prompt evaluates only
 the tokens after the longest common prefix. Planners alternate between prompts (main plan prompt, assertion
 check), so before a switch discards a long evaluated prefix its KV state is saved into a small LRU
-(`state_cache` entries) and restored when a later prompt shares more with it than with the live context.
+(`state_cache` entries) and restored when a later prompt shares more with it than with the live context. A saved
+state replaces the saved states it shares most of itself with (its family: the same scene's or examples' prompt),
+so that one family does not push the others out.
 
 Reproducible logits: llama.cpp's numbers depend on how a prompt is cut into batches (measured: up to 0.19 nats
 between a prompt evaluated fresh and the same prompt after reusing a one-token prefix). So a prompt is always
@@ -103,8 +105,11 @@ class _Engine:
         size = llama_cpp.llama_state_get_size(self.ctx)
         data = (llama_cpp.ctypes.c_uint8 * int(size))()
         written = llama_cpp.llama_state_get_data(self.ctx, data, size)
-        for key in [k for k in self.states if tokens[: len(k)] == k]:
-            del self.states[key]  # dominated: the new state shares at least as much with any prompt
+        for key in [k for k in self.states if common_prefix(k, tokens) >= max(len(k) // 2, MIN_STATE_TOKENS)]:
+            # dominated (`key` is a prefix of the new state) or of its family (most of `key` is shared: an earlier
+            # session on the same scene's prompt, an earlier task under the same examples); the newer keeps the
+            # shared prefix warm, and other families' states stay in the LRU
+            del self.states[key]
         self.states[tokens] = _SavedState(tokens, data, int(written), self.reusable)
         while len(self.states) > self.state_cache:
             self.states.popitem(last=False)
