@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# conversations' prompt states (llm.llamacpp_disk_states) go to a directory of this run, not the user's cache
+os.environ.setdefault("SITUATED_PROMPT_STATES", tempfile.mkdtemp(prefix="situated-prompt-states-"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

@@ -20,6 +20,7 @@ from .. import files
 from ..errors import DataError, SituatedError
 from ..eval.executors import EXECUTORS, Executor, ModelSpec, choose_executor
 from ..llm import LLM, load, parse_uri
+from ..llm.models import prompt_states_dir
 from .render import input_files
 
 BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server (else OPENAI_BASE_URL).")]
@@ -96,7 +97,8 @@ def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "
     """Load `uri` (`llamacpp:...` or `openai:...`), optionally recording/replaying its calls in `cassette`;
     `n_ctx` sets an embedded model's context (default 8192). `conversation`: the model answers the turns of
     conversations (the sandbox); an embedded model then reuses every cached token a turn shares with the last
-    and keeps `CONVERSATION_STATES` prompts warm (`situated.llm.llamacpp`)."""
+    and keeps `CONVERSATION_STATES` prompts warm (`situated.llm.llamacpp`), and its fresh prompts' states on disk
+    for later processes (`prompt_states_dir`: `$SITUATED_PROMPT_STATES`, `off` for none)."""
     console = console or Console(stderr=True)
     opts: dict[str, Any] = {}
     with _weights_bar(console) as on_bytes:
@@ -107,7 +109,8 @@ def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "
             if n_ctx is not None:
                 opts["n_ctx"] = n_ctx
             if conversation:
-                opts |= {"exact_prefix": False, "state_cache": CONVERSATION_STATES}
+                opts |= {"exact_prefix": False, "state_cache": CONVERSATION_STATES,
+                         "prompt_states": prompt_states_dir()}
         else:
             if base_url is not None:
                 opts["base_url"] = base_url

@@ -40,6 +40,7 @@ from typing import Any
 from situated.errors import BackendError
 from situated.llm.base import Completion, Scores, parse_json
 from situated.llm.chat_template import chat_template_for
+from situated.llm.llamacpp_disk_states import MIN_DISK_TOKENS, DiskStates
 from situated.llm.models import REGISTRY, Progress, ensure_model
 
 try:
@@ -90,6 +91,8 @@ class _Engine:
         self.vocab = self.llama._model.vocab
         self.reusable = 0
         """Leading live tokens whose KV came from whole chunks of a prompt evaluation."""
+        self.disk: DiskStates | None = None
+        """Saved states on disk for conversations (`LlamaCppLLM(prompt_states=...)`); None: memory only."""
 
     @property
     def ctx(self) -> Any:
@@ -149,13 +152,44 @@ class _Engine:
             common = best_common
         elif self.llama.n_tokens - common >= MIN_STATE_TOKENS:
             self._save()
+        if not exact and self.disk is not None and common < MIN_DISK_TOKENS:
+            common = self._from_disk(tokens, common)
         reuse = common
         if reuse <= 0 or not self.llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
             reuse = 0
             self._clear()
         self.llama.n_tokens = reuse
         self._evaluate(tokens, reuse)
+        if not exact and self.disk is not None and (reuse == 0 or len(tokens) - reuse >= 4 * MIN_DISK_TOKENS):
+            self._to_disk()  # a new prompt; evaluated from scratch, a later process restores it exactly
         return reuse
+
+    def _from_disk(self, tokens: list[int], common: int) -> int:
+        """Restore the disk state sharing the longest prefix with `tokens`; how many tokens it gives (0: none), in
+        whole chunks, so the rest is evaluated in the chunks a fresh evaluation would use (the same logits). Keeps the
+        live context (and returns `common`, what it gives) unless the disk gives more."""
+        found = self.disk.best(tokens) if self.disk is not None else None
+        if found is None or min(found[0], len(tokens) - 1) // CHUNK * CHUNK <= common:
+            return common
+        loaded = self.disk.read(found[1]) if self.disk is not None else None
+        if loaded is None:
+            return common
+        data = (llama_cpp.ctypes.c_uint8 * len(loaded[1])).from_buffer_copy(loaded[1])
+        try:
+            self._restore(_SavedState(loaded[0], data, len(loaded[1])))
+        except BackendError:
+            self.disk.forget(found[1])
+            self._clear()
+            return 0
+        n = min(found[0], len(tokens) - 1)
+        return n - n % CHUNK
+
+    def _to_disk(self) -> None:
+        size = llama_cpp.llama_state_get_size(self.ctx)
+        data = (llama_cpp.ctypes.c_uint8 * int(size))()
+        written = llama_cpp.llama_state_get_data(self.ctx, data, size)
+        if self.disk is not None:
+            self.disk.write(self.live_tokens(), bytes(data)[:int(written)])
 
     @staticmethod
     def _usable(cached: Sequence[int], reusable: int, tokens: Sequence[int]) -> int:
@@ -280,9 +314,12 @@ class LlamaCppLLM:
         grammar_mode: str = "greedy-first",
         lora_path: str | Path | None = None,
         exact_prefix: bool = True,
+        prompt_states: str | Path | None = None,
     ) -> None:
         """`lora_path`: a LoRA adapter in llama.cpp's GGUF format applied to the model (`navigate --lora`).
-        `exact_prefix=False`: a conversation; every cached token a prompt shares is reused (module docstring)."""
+        `exact_prefix=False`: a conversation; every cached token a prompt shares is reused (module docstring).
+        `prompt_states`: a directory where a conversation's fresh prompts leave their KV state, for a later
+        process to start from (`llamacpp_disk_states`)."""
         if llama_cpp is None:
             raise BackendError("llamacpp backend needs llama-cpp-python: pip install 'situated[llm]'")
         if grammar_mode not in ("greedy-first", "full"):
@@ -297,6 +334,9 @@ class LlamaCppLLM:
         lora = Path(lora_path).expanduser() if lora_path is not None else None
         self._engine = _engine(path, n_ctx, n_threads or os.cpu_count() or 1, seed, state_cache, lora)
         self._engine.state_cache = max(self._engine.state_cache, state_cache)  # the engine is shared per model
+        if prompt_states is not None:
+            self._engine.disk = DiskStates.for_model(Path(prompt_states).expanduser(), path, n_ctx,
+                                                     llama_cpp.__version__)
         self.n_ctx = n_ctx
 
     def count_tokens(self, text: str) -> int:

@@ -133,6 +133,19 @@ def cache_dir() -> Path:
     return Path(root) / "models"
 
 
+def prompt_states_dir(environ: dict[str, str] | None = None) -> Path | None:
+    """Where conversations leave their prompts' KV states for later processes (`llamacpp_disk_states`):
+    `$SITUATED_PROMPT_STATES` (a directory, or `off` for none), else `prompt-states` beside the models' cache."""
+    env = os.environ if environ is None else environ
+    chosen = env.get("SITUATED_PROMPT_STATES", "")
+    if chosen.lower() == "off":
+        return None
+    if chosen:
+        return Path(chosen).expanduser()
+    root = env.get("SITUATED_CACHE_DIR") or platformdirs.user_cache_dir("situated")
+    return Path(root) / "prompt-states"
+
+
 def get_model(name: str) -> EmbeddedModel:
     """The registry entry of `name`; BackendError listing the known names otherwise."""
     try:
