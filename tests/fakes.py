@@ -23,6 +23,7 @@ from typing import Any
 
 from situated.llm.base import Completion
 from situated.llm.chat_template import chat_template_for
+from situated.planners.toolcall import answer_call
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -417,3 +418,14 @@ def llama_server(*, n_ctx: int, ready_within: float = 120) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def answer_calls(items: Sequence[tuple[str, dict[str, str]]]) -> list[str]:
+    """A sandbox planner answer's calls, as the schema writes them: `[("pickup", {"obj": "ball"})]` →
+    `["pickup(BALL)"]`."""
+    return [answer_call(f, *a.values()) for f, a in items]
+
+
+def answer_goal(goal: Sequence[tuple[str, str]], places: Sequence[str] = ("table", "spot")) -> list[str]:
+    """A sandbox planner answer's goal: `[("candy", "gift_bag")]` → `["CANDY in GIFT_BAG"]` (`on` for `places`)."""
+    return [f"{i.upper()} {'on' if p in places else 'in'} {p.upper()}" for i, p in goal]

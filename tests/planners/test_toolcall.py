@@ -30,7 +30,7 @@ from situated.planners.toolcall import (
     system_prompt,
     teach_schema,
 )
-from situated.program import Call
+from situated.program import Call, Condition
 
 HOSTILE_CASSETTE = CASSETTES / "sandbox_hostile_0.5b.jsonl"
 MODEL = "llamacpp:qwen2.5-coder-0.5b"
@@ -42,18 +42,18 @@ PACK = Behaviour("pack", (Param("obj"),), "Put an object into the gift bag.",
 
 
 
-def schema_functions(schema: dict) -> list[str]:
+def call_forms(schema: dict) -> list[str]:
+    """Each function's form in the calls schema: a constant (`release()`) or a pattern."""
     calls = next(f for f in schema["anyOf"] if "calls" in f["properties"])
-    return [form["properties"]["function"]["const"] for form in calls["properties"]["calls"]["items"]["anyOf"]]
+    return [form.get("const") or form["pattern"] for form in calls["properties"]["calls"]["items"]["anyOf"]]
+
+
+def schema_functions(schema: dict) -> list[str]:
+    return [re.match(r"\^?([a-z_]+)", form).group(1) for form in call_forms(schema)]
 
 
 def schema_members(schema: dict) -> set[str]:
-    members: set[str] = set()
-    calls = next(f for f in schema["anyOf"] if "calls" in f["properties"])
-    for form in calls["properties"]["calls"]["items"]["anyOf"]:
-        for prop in form["properties"]["args"]["properties"].values():
-            members.update(prop["enum"])
-    return members
+    return {m for form in call_forms(schema) for m in re.findall(r"[A-Z][A-Z_0-9]*", form)}
 
 
 def test_the_schema_enumerates_exactly_the_api_and_grows_when_taught() -> None:
@@ -65,19 +65,20 @@ def test_the_schema_enumerates_exactly_the_api_and_grows_when_taught() -> None:
     assert schema_members(grown) == {"BALL", "CANDY", "GIFT_BAG", "DUCK", "MARKER"}
     kinds = [sorted(f["properties"]) for f in grown["anyOf"]]
     assert kinds == [["calls", "goal"], ["objects", "unknown_behaviour"], ["unknown_object"]]
-    goal = grown["anyOf"][0]["properties"]["goal"]["items"]["properties"]
-    assert goal["item"]["enum"] == ["BALL", "CANDY", "GIFT_BAG", "DUCK", "MARKER"] and "GRIPPER" in goal["in"]["enum"]
+    goal = grown["anyOf"][0]["properties"]["goal"]["items"]["enum"]
+    assert [g.split()[0] for g in goal] == ["BALL", "CANDY", "GIFT_BAG", "DUCK", "MARKER"]
+    assert "MARKER in GRIPPER" in goal
 
 
 def test_the_schema_accepts_valid_calls_and_rejects_made_up_ones() -> None:
     schema = answer_schema(SANDBOX_SPACE.with_action(PACK), OBJECTS)
-    good = {"goal": [{"item": "BALL", "in": "GRIPPER"}],
-            "calls": [{"function": "pack", "args": {"obj": "BALL"}}, {"function": "go_home", "args": {}}]}
+    good = {"goal": ["BALL in GRIPPER"],
+            "calls": ["pack(BALL)", "go_home()"]}
     assert schema_problems(good, schema) == []
-    assert schema_problems({**good, "goal": [{"item": "STAPLER", "in": "GRIPPER"}]}, schema)
-    for bad in ({"calls": [{"function": "exec", "args": {}}]},
-                {"calls": [{"function": "pickup", "args": {"obj": "MARKER"}}]},
-                {"calls": [{"function": "grasp", "args": {"obj": "BALL"}}]},
+    assert schema_problems({**good, "goal": ["STAPLER in GRIPPER"]}, schema)
+    for bad in ({"calls": ["exec()"]},
+                {"calls": ["pickup(MARKER)"]},
+                {"calls": ["grasp(BALL)"]},
                 {"calls": []},
                 {"unknown_behaviour": "wave", "objects": ["STAPLER"]},
                 {"unknown_object": "marker", "objects": []}):
@@ -87,21 +88,21 @@ def test_the_schema_accepts_valid_calls_and_rejects_made_up_ones() -> None:
 def test_the_schema_becomes_a_grammar_for_the_embedded_backend() -> None:
     gbnf = pytest.importorskip("llama_cpp.llama_grammar")
     grammar = gbnf.json_schema_to_gbnf(json.dumps(answer_schema(SANDBOX_SPACE.with_action(PACK), OBJECTS)))
-    assert '"\\"pack\\""' in grammar and '"\\"GIFT_BAG\\""' in grammar and "unknown-behaviour" in grammar
+    assert '"pack("' in grammar and '"GIFT_BA"' in grammar and "unknown-behaviour" in grammar
     teach = gbnf.json_schema_to_gbnf(json.dumps(teach_schema("pack", 1)))
     assert '"\\"pack\\""' in teach
 
 
 def test_read_answer_reads_data_and_refuses_what_the_api_lacks() -> None:
     space = SANDBOX_SPACE.with_action(PACK)
-    answer = read_answer({"calls": [{"function": "pack", "args": {"obj": "GIFT_BAG"}}]}, space, OBJECTS)
+    answer = read_answer({"calls": ["pack(GIFT_BAG)"]}, space, OBJECTS)
     assert answer == PlannedCalls((Call("pack", ("gift_bag",)),))
     assert read_answer({"unknown_behaviour": "wave", "objects": ["DUCK", "DUCK"]}, space, OBJECTS) == \
         UnknownBehaviour("wave", ("duck",))
     assert read_answer({"unknown_object": "marker"}, space, OBJECTS) == UnknownObject("marker")
-    for bad in ({"calls": [{"function": "__import__", "args": {}}]},
-                {"calls": [{"function": "pickup", "args": {"obj": "os.system"}}]},
-                {"calls": [{"function": "pickup", "args": {}}]},
+    for bad in ({"calls": ["__import__()"]},
+                {"calls": ["pickup(os.system)"]},
+                {"calls": ["pickup()"]},
                 {"unknown_object": "../etc"}, {"unknown_behaviour": "rm -rf /", "objects": []},
                 {"unknown_object": "Marker"}, {"unknown_object": "a", "calls": []}, ["pickup"], "grasp()"):
         with pytest.raises(BackendError):
@@ -122,15 +123,15 @@ def test_the_prompt_renders_objects_as_an_enum_and_functions_as_tools() -> None:
 
 
 def test_each_utterance_sees_the_examples_and_the_running_memory() -> None:
-    llm = ScriptedLLM([{"calls": [{"function": "pickup", "args": {"obj": "BALL"}}]}])
+    llm = ScriptedLLM([{"calls": ["pickup(BALL)"]}])
     planner = ToolCallPlanner(llm)
-    memory = Memory([Exchange("go to the bag", {"calls": [{"function": "goto", "args": {"obj": "GIFT_BAG"}}]})])
+    memory = Memory([Exchange("go to the bag", {"calls": ["goto(GIFT_BAG)"]})])
     reply = planner.plan("grab the bal", SANDBOX_SPACE, OBJECTS, memory, containers=["gift_bag"])
     assert reply.answer == PlannedCalls((Call("pickup", ("ball",)),))
     messages = llm.calls[0]["messages"]
     assert messages[0]["role"] == "system" and messages[-1] == {"role": "user", "content": "grab the bal"}  # no state
     assert messages[-3:-1] == [{"role": "user", "content": "go to the bag"},
-                               {"role": "assistant", "content": json.dumps(memory.exchanges[0].answer)}]
+                               {"role": "assistant", "content": '{"calls": ["goto(GIFT_BAG)"]}'}]
     shown = "\n".join(m["content"] for m in messages if m["role"] == "user")
     assert "Request: grab the candy\n" in shown or "Request: grab the duck\n" in shown  # examples name this scene
     assert llm.calls[0]["temperature"] == 0.0
@@ -149,15 +150,15 @@ def test_an_unknown_answer_naming_something_known_is_asked_again_without_that_fo
     llm = ScriptedLLM([{"unknown_behaviour": "pack", "objects": ["DUCK"]}])
     reply = ToolCallPlanner(llm).plan("pack the duck", SANDBOX_SPACE.with_action(PACK), OBJECTS, Memory())
     assert reply.answer == PlannedCalls((Call("pack", ("duck",)),)) and reply.usage.calls == 1
-    assert reply.raw == {"goal": [], "calls": [{"function": "pack", "args": {"obj": "DUCK"}}]}
+    assert reply.raw == {"goal": [], "calls": ["pack(DUCK)"]}
     # a slip of a function's name (or the wrong number of objects) is asked again with calls only
     llm = ScriptedLLM([{"unknown_behaviour": "pak", "objects": ["DUCK"]},
-                      {"calls": [{"function": "pack", "args": {"obj": "DUCK"}}]}])
+                      {"calls": ["pack(DUCK)"]}])
     reply = ToolCallPlanner(llm).plan("pak the duck", SANDBOX_SPACE.with_action(PACK), OBJECTS, Memory())
     assert reply.answer == PlannedCalls((Call("pack", ("duck",)),))
     assert [sorted(f["properties"]) for f in llm.calls[1]["schema"]["anyOf"]] == [["calls", "goal"]]
     llm = ScriptedLLM([{"unknown_object": "duck"}, {"unknown_behaviour": "pack", "objects": []},
-                      {"calls": [{"function": "pack", "args": {"obj": "DUCK"}}]}])
+                      {"calls": ["pack(DUCK)"]}])
     reply = ToolCallPlanner(llm).plan("pack the duck", SANDBOX_SPACE.with_action(PACK), OBJECTS, Memory())
     assert reply.answer == PlannedCalls((Call("pack", ("duck",)),)) and reply.usage.calls == 3
 
@@ -228,3 +229,17 @@ def test_hostile_utterances_get_valid_calls_or_unknown_answers_from_the_real_mod
         assert isinstance(answer, UnknownBehaviour | UnknownObject)
         assert re.fullmatch(r"[a-z][a-z0-9_]*", answer.name)
     assert schema_problems(reply.raw, answer_schema(space, OBJECTS)) == []
+
+
+def test_a_goal_may_say_in_or_on_for_a_container_or_a_place() -> None:
+    """People put things "on the plate" and "in the tray": both words are in the schema for every container and
+    place, and read as where the item ends up (the schema once lacked "on" for containers, and "put the apple on
+    the plate" was forced onto the goal APPLE on TABLE)."""
+    objects = [*OBJECTS, ObjectEntry("tray", kind="container"), ObjectEntry("table", kind="place")]
+    schema = answer_schema(SANDBOX_SPACE, objects)
+    for goal in ("BALL on TRAY", "BALL in TRAY", "BALL on TABLE", "BALL in GRIPPER"):
+        assert schema_problems({"goal": [goal], "calls": ["pickup(BALL)"]}, schema) == [], goal
+    assert schema_problems({"goal": ["BALL on GRIPPER"], "calls": ["pickup(BALL)"]}, schema)
+    read = read_answer({"goal": ["BALL on TRAY", "CANDY in TABLE"], "calls": ["pickup(BALL)"]}, SANDBOX_SPACE,
+                       objects)
+    assert read.goal == (Condition("inside", ("ball", "tray")), Condition("on", ("candy", "table")))

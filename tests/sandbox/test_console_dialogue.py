@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedLLM
+from fakes import ScriptedLLM, answer_calls
 
 pytest.importorskip("pybullet")
 pytest.importorskip("movement_primitives")
@@ -18,7 +18,7 @@ from situated.sandbox.session import SandboxSession
 
 
 def plan(function: str, **args: str) -> dict:
-    return {"goal": [], "calls": [{"function": function, "args": {k: v.upper() for k, v in args.items()}}]}
+    return {"goal": [], "calls": answer_calls([(function, args)])}
 
 
 def test_typed_lines_drive_the_session(fresh: TabletopEnv, tmp_path) -> None:

@@ -24,9 +24,9 @@ from situated.sandbox.session import SandboxSession, parse_condition
 from situated.sandbox.world import free_spot
 
 ROOT = Path(__file__).resolve().parents[2]
-PUT = {"goal": [{"item": "DUCK", "in": "SPOT"}],
-       "calls": [{"function": "pickup", "args": {"obj": "DUCK"}}, {"function": "goto", "args": {"obj": "SPOT"}},
-                 {"function": "release", "args": {}}]}
+PUT = {"goal": ["DUCK on SPOT"],
+       "calls": ["pickup(DUCK)", "goto(SPOT)",
+                 "release()"]}
 
 
 def bare_table(env: TabletopEnv) -> tuple[float, float, float]:
@@ -105,7 +105,7 @@ with SkillLibrary.open({str(tmp_path / 'lib.db')!r}) as lib, SandboxSession(env,
 
 
 def test_the_copy_of_the_table_cannot_reach_what_the_camera_cannot_see(fresh: TabletopEnv, tmp_path) -> None:
-    pick = {"calls": [{"function": "pickup", "args": {"obj": "DUCK"}}]}
+    pick = {"calls": ["pickup(DUCK)"]}
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, ScriptedLLM([pick, pick]), lib) as s:
         # the duck falls under the table after the session has started: the planner still knows it
         fresh.world.client.resetBasePositionAndOrientation(fresh.world.bodies["duck"].uid, [0.5, 0.0, -0.3],

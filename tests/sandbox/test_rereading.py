@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedLLM
+from fakes import ScriptedLLM, answer_calls, answer_goal
 
 pytest.importorskip("pybullet")
 pytest.importorskip("movement_primitives")
@@ -19,8 +19,8 @@ from situated.sandbox.session import SandboxSession
 
 
 def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
-    return {"goal": [{"item": i.upper(), "in": p.upper()} for i, p in goal],
-            "calls": [{"function": f, "args": {k: v.upper() for k, v in a.items()}} for f, a in items]}
+    return {"goal": answer_goal(goal),
+            "calls": answer_calls(items)}
 
 
 PUT_DUCK = (("pickup", {"obj": "duck"}), ("goto", {"obj": "tray"}), ("release", {}))

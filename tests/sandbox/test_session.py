@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from fakes import ScriptedLLM
+from fakes import ScriptedLLM, answer_calls
 from situated.actions import Behaviour
 from situated.errors import ParseError
 
@@ -25,7 +25,7 @@ from situated.sandbox.session import SandboxSession, parse_condition
 
 
 def calls(*items: tuple[str, dict[str, str]]) -> dict:
-    return {"calls": [{"function": f, "args": {k: v.upper() for k, v in a.items()}} for f, a in items]}
+    return {"calls": answer_calls(items)}
 
 
 

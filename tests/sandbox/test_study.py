@@ -76,7 +76,7 @@ def test_per_trial_rows_average_participants_per_condition_and_bag() -> None:
 
 def test_the_no_teaching_grammar_cannot_produce_an_unknown_answer() -> None:
     gbnf = pytest.importorskip("llama_cpp.llama_grammar")
-    calls = {"goal": [], "calls": [{"function": "go_home", "args": {}}]}
+    calls = {"goal": [], "calls": ["go_home()"]}
     for teaching, unknown_allowed in ((True, True), (False, False)):
         llm = ScriptedLLM([calls])
         ToolCallPlanner(llm).plan("wave at me", SANDBOX_SPACE, OBJECTS, Memory(), teaching=teaching)
@@ -110,7 +110,7 @@ def test_a_behaviour_of_behaviours_is_measured_by_its_depth_and_skills(fresh: An
     from situated.sandbox import SkillLibrary
     from situated.sandbox.session import SandboxSession
 
-    llm = ScriptedLLM([{"goal": [], "calls": [{"function": "fill_bag", "args": {"toy": "DUCK"}}]}])
+    llm = ScriptedLLM([{"goal": [], "calls": ["fill_bag(DUCK)"]}])
     with SkillLibrary.open(tmp_path / "lib.db") as library:
         for name, params, body, calls in BEHAVIOURS:
             library.add_behaviour(name, params, f"{name}.", body, calls=calls)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from fakes import ScriptedLLM
+from fakes import ScriptedLLM, answer_calls
 from situated.actions import SANDBOX_SPACE, Behaviour, Param
 from situated.errors import DataError, ParseError, ValidationError
 from situated.program import Call, Var
@@ -34,7 +34,7 @@ from situated.sandbox.teaching import Teaching, is_abort, is_done
 
 
 def calls(*items: tuple[str, dict[str, str]]) -> dict:
-    return {"calls": [{"function": f, "args": {k: v.upper() for k, v in a.items()}} for f, a in items]}
+    return {"calls": answer_calls(items)}
 
 
 
@@ -78,7 +78,7 @@ def test_teaching_generalizes_the_named_object_into_a_parameter(fresh: TabletopE
         # at the memory's end (appended, so the prompt's prefix stays)
         assert "pickup(X)\ngoto(GIFT_BAG)" in llm.calls[4]["messages"][-1]["content"]
         assert s.memory.exchanges[-1].utterance == "pack the ball"
-        assert s.memory.exchanges[-1].answer == {"goal": [{"item": "BALL", "in": "GIFT_BAG"}],
+        assert s.memory.exchanges[-1].answer == {"goal": ["BALL in GIFT_BAG"],
                                                 **calls(("pack", {"item": "ball"}))}
         # the very next utterance can use it, on another object; the schema offered it
         plan = s.say("pack the duck")

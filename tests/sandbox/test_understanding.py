@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedLLM
+from fakes import ScriptedLLM, answer_calls, answer_goal
 from situated.actions import SANDBOX_SPACE
 from situated.program import Call, Condition
 
@@ -22,8 +22,8 @@ from situated.sandbox.table_copy import TableCopy
 
 
 def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
-    return {"goal": [{"item": i.upper(), "in": p.upper()} for i, p in goal],
-            "calls": [{"function": f, "args": {k: v.upper() for k, v in a.items()}} for f, a in items]}
+    return {"goal": answer_goal(goal),
+            "calls": answer_calls(items)}
 
 
 def test_the_robot_state_reaches_the_prompt_each_turn_and_the_prompt_only_grows(fresh: TabletopEnv,
@@ -60,7 +60,7 @@ def test_a_failing_step_is_replanned_on_the_private_copy_before_the_person_sees_
         assert done.execution.ok and done.say == "Done." and s.check("'candy' in 'gift_bag'")
         assert done.execution.failures == 0
         # the memory keeps the plan that ran, so the model sees a right answer for that request
-        assert [c["function"] for c in s.memory.exchanges[-1].answer["calls"]] == ["goto", "release"]
+        assert s.memory.exchanges[-1].answer["calls"] == ["goto(GIFT_BAG)", "release()"]
 
 
 def test_without_a_goal_the_model_rewrites_a_failing_plan_with_the_reason(fresh: TabletopEnv, tmp_path) -> None:
@@ -76,7 +76,7 @@ def test_a_plan_that_changes_nothing_asked_for_is_not_done(fresh: TabletopEnv, t
     # a lesson that only moved the arm; using it later on an item changes nothing on the table
     llm = ScriptedLLM([{"unknown_behaviour": "tidy", "objects": ["DUCK"]}, answer([], ("goto", {"obj": "tray"})),
                        {"name": "tidy", "params": [], "doc": "Move over the tray."},
-                       {"calls": [{"function": "tidy", "args": {}}]},
+                       {"calls": ["tidy()"]},
                        answer([("cube", "tray")], ("pickup", {"obj": "cube"})),
                        answer([("cube", "tray")], ("pickup", {"obj": "cube"}), ("goto", {"obj": "tray"}),
                               ("release", {}))])
@@ -166,7 +166,7 @@ def test_a_lesson_whose_step_failed_once_keeps_its_parameter(fresh: TabletopEnv,
                        answer([("cube", "gripper")], ("pickup", {"obj": "cube"})),
                        answer([], ("goto", {"obj": "gift_bag"})), answer([], ("release", {})),
                        {"name": "wrap", "params": ["item"], "doc": "Put the item in the gift bag."},
-                       {"calls": [{"function": "wrap", "args": {"item": "DUCK"}}]}])
+                       {"calls": ["wrap(DUCK)"]}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         assert s.say("wrap the cube").kind == "teach"
         s.say("close the gripper")
@@ -313,7 +313,7 @@ def test_a_taught_behaviour_used_with_a_full_hand_gets_the_hand_emptied_first(fr
                               ("release", {})),
                        {"name": "bag", "params": ["item"], "doc": "Put the item in the gift bag."},
                        answer([("cube", "gripper")], ("pickup", {"obj": "cube"})),
-                       {"goal": [], "calls": [{"function": "bag", "args": {"item": "BALL"}}]}])
+                       {"goal": [], "calls": ["bag(BALL)"]}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         s.say("bag the duck")
         s.say("put the duck in the gift bag")

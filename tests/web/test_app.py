@@ -28,7 +28,7 @@ TOKEN = "s3cret-token-for-tests-0123"
 
 
 def pickup(obj: str) -> dict:
-    return {"calls": [{"function": "pickup", "args": {"obj": obj.upper()}}]}
+    return {"calls": [f"pickup({obj.upper()})"]}
 
 
 def one_line_error(response) -> str:

@@ -160,7 +160,7 @@ def test_a_behaviour_is_taught_and_used_through_the_page(browser: Any, tmp_path:
 
 def test_objects_are_taught_by_clicking_the_camera_image(browser: Any, tmp_path: Path) -> None:
     llm = ScriptedLLM([{"unknown_object": "racer"}, {"word": "racer", "is": "thing"},
-                       {"calls": [{"function": "pickup", "args": {"obj": "RACER"}}]}])
+                       {"calls": ["pickup(RACER)"]}])
     with web_console(llm, tmp_path / "lib.db") as console, ServerThread(create_app(console)) as server:
         car = console.runner.call(lambda s: pixel_of(s, "toy_car"))
         cube = console.runner.call(lambda s: pixel_of(s, "cube"))
@@ -194,7 +194,7 @@ def test_objects_are_taught_by_clicking_the_camera_image(browser: Any, tmp_path:
 
 def test_the_page_carries_the_token_it_was_opened_with(browser: Any, tmp_path: Path) -> None:
     token = "token-for-the-browser-test-42"
-    llm = ScriptedLLM([{"calls": [{"function": "pickup", "args": {"obj": "DUCK"}}]}])
+    llm = ScriptedLLM([{"calls": ["pickup(DUCK)"]}])
     with web_console(llm, tmp_path / "lib.db") as console, \
             ServerThread(create_app(console, token=token, loopback=False)) as server:
         refused = browser.new_page()

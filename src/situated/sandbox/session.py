@@ -384,7 +384,7 @@ class SandboxSession:
             self._log("note", {"text": f"plan repaired by search: {why}", **proposed})
             return found, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
         if trial.ok:
-            wanted = ", ".join(f"{p['item']} in {p['in']}" for p in goal_answer(trial.unmet))
+            wanted = ", ".join(goal_answer(trial.unmet))
             text = (f"On a copy of the table those calls leave {_facts(trial.after)}, not {wanted}. If the request "
                     "asks for that, answer with calls that do it; if it does not, answer with the same calls and "
                     "the goal they reach.")
