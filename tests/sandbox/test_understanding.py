@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from fakes import ScriptedLLM, answer_calls, answer_goal
-from situated.actions import SANDBOX_SPACE
+from situated.actions import SANDBOX_SPACE, Param, Primitive
 from situated.program import Call, Condition
 
 pytest.importorskip("pybullet")
@@ -253,6 +253,18 @@ def test_on_the_copy_an_item_lifted_out_of_a_container_falls_back_in_unless_move
                     out).achieves
     assert search(out, SANDBOX_SPACE, table) == (Call("pickup", ("ball",)), Call("goto", ("table",)),
                                                    Call("release"))
+
+
+def test_on_the_copy_a_shown_motion_grasps_and_lets_go_as_its_demo_did(fresh: TabletopEnv) -> None:
+    """A motion demonstrated with a close and an open ("bounce") fails on the copy when the gripper already holds
+    something, as on the arm, so the model's "grasp(), bounce('ball')" is caught before the person sees it; alone
+    it leaves the item where it was."""
+    table = TableCopy.of_env(fresh, {"bounce": ["close", "open"], "knock": []})
+    space = SANDBOX_SPACE.with_action(Primitive("bounce", (Param("target"),), "Bounce as shown."))
+    held = try_plan([Call("pickup", ("ball",)), Call("bounce", ("ball",))], space, table)
+    assert not held.ok and held.failed == "bounce('ball'): close the gripper: already holding 'ball'"
+    alone = try_plan([Call("bounce", ("ball",))], space, table, (Condition("on", ("ball", "table")),))
+    assert alone.achieves and table.held is None
 
 
 def test_the_memory_drops_its_oldest_half_at_once_so_the_prompt_prefix_rarely_changes() -> None:

@@ -212,7 +212,7 @@ class SandboxSession:
 
     def table(self) -> TableCopy:
         """A private, symbolic copy of the table as it is now."""
-        return TableCopy.of_env(self.env, self.world.motions)
+        return TableCopy.of_env(self.env, {n: [e for _, e in m.events] for n, m in self.world.motions.items()})
 
     def state(self, table: TableCopy | None = None) -> TableState:
         """What the planner is told before each utterance: the gripper, every place's contents, the last plan."""
@@ -353,8 +353,9 @@ class SandboxSession:
 
         - A step fails: the shortest calls a search over the API finds for the stated goal, else one rewrite
           by the model with the reason.
-        - The calls run but the stated goal is not reached: calls over a taught behaviour are kept (its effect
-          is known from its lesson, the model's goal for it is a guess) with their effect as the goal. Calls
+        - The calls run but the stated goal is not reached: calls over a taught behaviour or a shown motion are
+          kept (its effect is known from its lesson or its gripper events, the model's goal for it is a guess)
+          with their effect as the goal. Calls
           the search would only extend are sent back to the model, which says whether the request asked for
           more ("go to the box" with the apple in hand need not drop it); calls the search replaces are
           replaced."""
@@ -362,11 +363,11 @@ class SandboxSession:
         assert isinstance(answer, PlannedCalls)
         calls, goal = answer.calls, answer.goal
         trial = try_plan(calls, self.space, table, goal)
-        taught = any(isinstance(self.space.get(c.action), Behaviour) for c in calls)
+        # taught behaviours and shown motions: their effect on the copy is known from the lesson or the demo's
+        # gripper events; the model's goal for them is a guess ("knock on the duck": DUCK in GRIPPER)
+        taught = any(isinstance(self.space.get(c.action), Behaviour) or c.action in self.world.motions for c in calls)
         if trial.achieves and (goal or not taught):
             return calls, goal, ""
-        if trial.ok and any(c.action in self.world.motions for c in calls):
-            return calls, goal, ""  # the copy cannot tell what a shown motion does: it is not replaced
         proposed = {"proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]}
         if trial.achieves:  # a taught behaviour with no stated goal: what it does on the copy is checked after
             return calls, moved(table, trial.after), ""

@@ -10,7 +10,7 @@ left to the real run. It is an `Environment`, so the interpreter runs plans on i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +40,11 @@ class TableCopy:
     where: dict[str, str] = field(default_factory=dict)
     held: str | None = None
     arm: str = HOME
-    motions: frozenset[str] = frozenset()
-    """Taught motion skills (`name(target)`): they move the arm to the target and change nothing else."""
+    motions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Taught motion skills (`name(target)`) and their gripper events in order ("close", "open"): a motion moves the
+    arm to the target; a close grasps the target if it is an item and fails if the gripper already holds something
+    (as on the arm: "close the gripper: already holding 'ball'"); an open lets go there. Without events it changes
+    nothing else."""
     aliases: Mapping[str, str] = field(default_factory=dict)
     """Taught names of scene objects (`marker` → `pen`)."""
     unseen: frozenset[str] = frozenset()
@@ -50,8 +53,8 @@ class TableCopy:
     # -- building ------------------------------------------------------------------------------------------------
 
     @classmethod
-    def of_env(cls, env: TabletopEnv, motions: Iterable[str] = ()) -> TableCopy:
-        """A copy of the simulated table as it is now."""
+    def of_env(cls, env: TabletopEnv, motions: Mapping[str, Sequence[str]] | None = None) -> TableCopy:
+        """A copy of the simulated table as it is now; `motions`: the taught motions' gripper events."""
         props = env.object_properties()
         containers = frozenset(n for n, p in props.items() if "CONTAINER" in p and n not in env.aliases)
         items = frozenset(n for n, p in props.items() if "GRABBABLE" in p and n not in env.aliases)
@@ -66,7 +69,7 @@ class TableCopy:
                 where.setdefault(item, TABLE)
         unseen = (items | containers) - set(env.percepts()) - {held}
         copy = cls(items, containers, frozenset({TABLE, *env.locations}), where, held, HOME,
-                   frozenset(motions), dict(env.aliases), frozenset(unseen))
+                   {n: tuple(e) for n, e in (motions or {}).items()}, dict(env.aliases), frozenset(unseen))
         copy.arm = _arm_at(env, copy)
         return copy
 
@@ -108,7 +111,7 @@ class TableCopy:
                 return f"I cannot see the {name.replace('_', ' ')}"
         if action in self.motions:
             self.arm = args[0] if args else self.arm
-            return ""
+            return self._motion(self.motions[action])
         if action == "go_home":
             self.arm = HOME
         elif action == "goto":
@@ -122,6 +125,22 @@ class TableCopy:
             return self._pickup(args[0])
         else:
             return f"unknown action {action!r}"
+        return ""
+
+    def _motion(self, events: Sequence[str]) -> str:
+        """A motion's gripper events at the target: a close takes the target item from where it lies, an open puts
+        what is held back there (the motion ends where it started), or where the arm is."""
+        origin = None
+        for event in events:
+            if event == "close" and self.held is not None:
+                return f"close the gripper: already holding '{self.held}'"
+            if event == "close" and self.arm in self.items:
+                self.held, origin = self.arm, self.where.pop(self.arm, TABLE)
+            elif event == "open" and self.held is not None:
+                if origin is not None:
+                    self.where[self.held], self.held = origin, None
+                else:
+                    self._release()
         return ""
 
     def _grasp(self) -> str:
