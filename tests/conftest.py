@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
 import pytest
 
 # conversations' prompt states (llm.llamacpp_disk_states) go to a directory of this run, not the user's cache
-os.environ.setdefault("SITUATED_PROMPT_STATES", tempfile.mkdtemp(prefix="situated-prompt-states-"))
+if "SITUATED_PROMPT_STATES" not in os.environ:
+    os.environ["SITUATED_PROMPT_STATES"] = tempfile.mkdtemp(prefix="situated-prompt-states-")
+    atexit.register(shutil.rmtree, os.environ["SITUATED_PROMPT_STATES"], True)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
