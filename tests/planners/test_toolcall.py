@@ -194,7 +194,7 @@ def test_teach_names_parameters_or_falls_back_when_the_names_are_unusable() -> N
 
 def test_answer_of_calls_is_the_memory_form_of_a_plan() -> None:
     space = SANDBOX_SPACE.with_action(PACK)
-    answer = answer_of_calls([Call("pack", ("ball",)), Call("go_home")], space)
+    answer = answer_of_calls([Call("pack", ("ball",)), Call("go_home")])
     assert read_answer(answer, space, OBJECTS) == PlannedCalls((Call("pack", ("ball",)), Call("go_home")))
 
 

@@ -105,17 +105,21 @@ class _Engine:
         tokens = tuple(self.live_tokens())
         if len(tokens) < MIN_STATE_TOKENS or self.state_cache <= 0 or tokens in self.states:
             return
-        size = llama_cpp.llama_state_get_size(self.ctx)
-        data = (llama_cpp.ctypes.c_uint8 * int(size))()
-        written = llama_cpp.llama_state_get_data(self.ctx, data, size)
+        data, written = self._state()
         for key in [k for k in self.states if common_prefix(k, tokens) >= max(len(k) // 2, MIN_STATE_TOKENS)]:
             # dominated (`key` is a prefix of the new state) or of its family (most of `key` is shared: an earlier
             # session on the same scene's prompt, an earlier task under the same examples); the newer keeps the
             # shared prefix warm, and other families' states stay in the LRU
             del self.states[key]
-        self.states[tokens] = _SavedState(tokens, data, int(written), self.reusable)
+        self.states[tokens] = _SavedState(tokens, data, written, self.reusable)
         while len(self.states) > self.state_cache:
             self.states.popitem(last=False)
+
+    def _state(self) -> tuple[Any, int]:
+        """The context's state as llama.cpp writes it: a ctypes byte array and how many bytes it holds."""
+        size = llama_cpp.llama_state_get_size(self.ctx)
+        data = (llama_cpp.ctypes.c_uint8 * int(size))()
+        return data, int(llama_cpp.llama_state_get_data(self.ctx, data, size))
 
     def _restore(self, state: _SavedState) -> None:
         if llama_cpp.llama_state_set_data(self.ctx, state.data, state.size) != state.size:
@@ -161,7 +165,7 @@ class _Engine:
         self.llama.n_tokens = reuse
         self._evaluate(tokens, reuse)
         if not exact and self.disk is not None and (reuse == 0 or len(tokens) - reuse >= 4 * MIN_DISK_TOKENS):
-            self._to_disk()  # a new prompt; evaluated from scratch, a later process restores it exactly
+            self._to_disk()  # a new prompt; one evaluated from scratch is restored exactly by a later process
         return reuse
 
     def _from_disk(self, tokens: list[int], common: int) -> int:
@@ -169,9 +173,9 @@ class _Engine:
         whole chunks, so the rest is evaluated in the chunks a fresh evaluation would use (the same logits). Keeps the
         live context (and returns `common`, what it gives) unless the disk gives more."""
         found = self.disk.best(tokens) if self.disk is not None else None
-        if found is None or min(found[0], len(tokens) - 1) // CHUNK * CHUNK <= common:
+        if self.disk is None or found is None or min(found[0], len(tokens) - 1) // CHUNK * CHUNK <= common:
             return common
-        loaded = self.disk.read(found[1]) if self.disk is not None else None
+        loaded = self.disk.read(found[1])
         if loaded is None:
             return common
         data = (llama_cpp.ctypes.c_uint8 * len(loaded[1])).from_buffer_copy(loaded[1])
@@ -185,11 +189,9 @@ class _Engine:
         return n - n % CHUNK
 
     def _to_disk(self) -> None:
-        size = llama_cpp.llama_state_get_size(self.ctx)
-        data = (llama_cpp.ctypes.c_uint8 * int(size))()
-        written = llama_cpp.llama_state_get_data(self.ctx, data, size)
         if self.disk is not None:
-            self.disk.write(self.live_tokens(), bytes(data)[:int(written)])
+            data, written = self._state()
+            self.disk.write(self.live_tokens(), bytes(data)[:written])
 
     @staticmethod
     def _usable(cached: Sequence[int], reusable: int, tokens: Sequence[int]) -> int:

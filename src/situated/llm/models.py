@@ -127,23 +127,24 @@ REGISTRY: Mapping[str, EmbeddedModel] = MappingProxyType(
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 
 
+def _cache_root(environ: Mapping[str, str]) -> Path:
+    """`$SITUATED_CACHE_DIR`, else the platform's user cache dir."""
+    return Path(environ.get("SITUATED_CACHE_DIR") or platformdirs.user_cache_dir("situated"))
+
+
 def cache_dir() -> Path:
     """Where assembled models live: `$SITUATED_CACHE_DIR/models`, else the platform's user cache dir."""
-    root = os.environ.get("SITUATED_CACHE_DIR") or platformdirs.user_cache_dir("situated")
-    return Path(root) / "models"
+    return _cache_root(os.environ) / "models"
 
 
-def prompt_states_dir(environ: dict[str, str] | None = None) -> Path | None:
+def prompt_states_dir(environ: Mapping[str, str] | None = None) -> Path | None:
     """Where conversations leave their prompts' KV states for later processes (`llamacpp_disk_states`):
     `$SITUATED_PROMPT_STATES` (a directory, or `off` for none), else `prompt-states` beside the models' cache."""
     env = os.environ if environ is None else environ
     chosen = env.get("SITUATED_PROMPT_STATES", "")
     if chosen.lower() == "off":
         return None
-    if chosen:
-        return Path(chosen).expanduser()
-    root = env.get("SITUATED_CACHE_DIR") or platformdirs.user_cache_dir("situated")
-    return Path(root) / "prompt-states"
+    return Path(chosen).expanduser() if chosen else _cache_root(env) / "prompt-states"
 
 
 def get_model(name: str) -> EmbeddedModel:

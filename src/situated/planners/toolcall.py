@@ -370,10 +370,6 @@ def goal_text(item: str, place: str, kind: str) -> str:
     return f"{item.upper()} {word} {place.upper()}"
 
 
-def _call(function: str, **args: str) -> str:
-    return answer_call(function, *args.values())
-
-
 def _words(name: str) -> str:
     return name.replace("_", " ")
 
@@ -418,23 +414,24 @@ def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
     def ex(text: str, ctx: str, goal: list, *calls: str) -> Exchange:
         return Exchange(text, {"goal": goal, "calls": list(calls)}, ctx)
 
-    put = (_call("goto", obj=box), _call("release"))
+    put = (answer_call("goto", box), answer_call("release"))
     out = [
         ex(f"could you put the {slip(a)} in the {_words(box)} please", state(), _goal((a, box)),
-           _call("pickup", obj=a), *put),
-        ex(f"grab the {_words(b)}", state(**{a: box}), _goal((b, GRIPPER)), _call("pickup", obj=b)),
-        ex(f"go to the {_words(other_box)}", state(b, **{a: box}), [], _call("goto", obj=other_box)),
+           answer_call("pickup", a), *put),
+        ex(f"grab the {_words(b)}", state(**{a: box}), _goal((b, GRIPPER)), answer_call("pickup", b)),
+        ex(f"go to the {_words(other_box)}", state(b, **{a: box}), [], answer_call("goto", other_box)),
         ex(f"now drop it in the {_words(other_box)}", state(b, **{a: box}), _goal((b, other_box)),
-           _call("goto", obj=other_box), _call("release")),
+           answer_call("goto", other_box), answer_call("release")),
         ex(f"put the {_words(c)} and the {_words(a)} in the {_words(box)}", state(**{b: other_box}),
-           _goal((c, box), (a, box)), _call("pickup", obj=c), *put, _call("pickup", obj=a), *put),
+           _goal((c, box), (a, box)), answer_call("pickup", c), *put, answer_call("pickup", a), *put),
         ex(f"pick up the {_words(b)}. Correction: no, the {_words(c)}", state(), _goal((c, GRIPPER)),
-           _call("pickup", obj=c)),
-        ex("go back home", state(a), [], _call("go_home")),
+           answer_call("pickup", c)),
+        ex("go back home", state(a), [], answer_call("go_home")),
     ]
     if "table" in {o.name for o in objects}:
         out.insert(3, ex(f"take the {_words(a)} out and put it on the table", state(**{a: box, b: other_box}),
-                         _goal((a, "table")), _call("pickup", obj=a), _call("goto", obj="table"), _call("release")))
+                         _goal((a, "table")), answer_call("pickup", a), answer_call("goto", "table"),
+                         answer_call("release")))
     behaviour = next((x for x in space.actions if isinstance(x, Behaviour) and len(x.params) == 1), None)
     if behaviour is not None:
         out.append(ex(f"{_words(behaviour.name)} the {_words(b)}", state(), [],
@@ -712,7 +709,7 @@ def goal_answer(goal: Sequence[Condition]) -> list[str]:
     return out
 
 
-def answer_of_calls(calls: Sequence[Call], space: ActionSpace, goal: Sequence[Condition] = ()) -> dict[str, Any]:
+def answer_of_calls(calls: Sequence[Call], goal: Sequence[Condition] = ()) -> dict[str, Any]:
     """The JSON answer that stands for `calls` and `goal` (what the memory keeps for an utterance once a
     behaviour it asked for has been taught, or once its plan was repaired)."""
     return {"goal": goal_answer(goal), "calls": [answer_call(c.action, *(str(a) for a in c.args)) for c in calls]}
@@ -893,7 +890,7 @@ class ToolCallPlanner:
             if isinstance(answer, UnknownBehaviour) and (call := _call_of(answer, space)) is not None:
                 # the function it names exists and takes exactly the objects named: that call, no second ask
                 answer = PlannedCalls((call,))
-                value = answer_of_calls([call], space)
+                value = answer_of_calls([call])
                 break
             if isinstance(answer, UnknownObject) and (
                     names_known(answer.name, [*(o.name for o in objects), GRIPPER.lower()]) or answer.name in space

@@ -238,7 +238,7 @@ class SandboxSession:
             return Reply("error", NO_TEACHING)
         if isinstance(answer, PlannedCalls):
             calls, goal, note = self._checked(request, reply, table, state)
-            raw = answer_of_calls(calls, self.space, goal)
+            raw = answer_of_calls(calls, goal)
         self.memory.append(Exchange(request, raw, reply.context, reply.announces))
         if isinstance(answer, PlannedCalls):
             try:
@@ -599,7 +599,7 @@ class SandboxSession:
         places = tuple(o.name for o in self.objects if o.kind != "item")
         state = TableState(start.held, dict(start.where), places)
         context, announces = turn_context(state, self.space, self.objects, self.memory)
-        self.memory.append(Exchange(utterance, answer_of_calls([call], self.space, goal), context, announces))
+        self.memory.append(Exchange(utterance, answer_of_calls([call], goal), context, announces))
 
     def point(self, name: str, where: Sequence[float]) -> Reply:
         """The user points at an object and names it: `where` is a pixel (u, v) of the camera image (lifted to
