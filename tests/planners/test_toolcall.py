@@ -4,6 +4,7 @@ tests/cassettes/sandbox_hostile_0.5b.jsonl) answers hostile utterances only with
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -109,16 +110,20 @@ def test_read_answer_reads_data_and_refuses_what_the_api_lacks() -> None:
             read_answer(bad, space, OBJECTS)
 
 
-def test_the_prompt_renders_objects_as_an_enum_and_functions_as_tools() -> None:
+def test_the_prompt_renders_objects_as_an_enum_and_functions_as_python_stubs() -> None:
     text = system_prompt(SANDBOX_SPACE.with_action(PACK), OBJECTS)
     assert "class Object(Enum):" in text
     assert "    GIFT_BAG = auto()  # A gift bag that can hold items." in text
     assert '"put the candie in the gift back" means the CANDY and the GIFT_BAG' in text
     assert "unknown_behaviour" in text and "unknown_object" in text
-    tools = [json.loads(line) for line in text.split("The functions:\n", 1)[1].strip().splitlines()]
-    assert [t["function"]["name"] for t in tools] == [*SANDBOX_SPACE.names, "pack"]
-    assert "(a behaviour the person taught)" in tools[-1]["function"]["description"]
-    assert tools[1]["function"]["parameters"]["properties"]["obj"]["description"].endswith("a member of Object")
+    stubs = text.split("The functions:\n```python\n", 1)[1].split("```", 1)[0].strip().splitlines()
+    trees = [ast.parse(line).body[0] for line in stubs]  # each line is a Python function with its docstring
+    assert [t.name for t in trees] == [*SANDBOX_SPACE.names, "pack"]
+    goto = trees[SANDBOX_SPACE.names.index("goto")]
+    assert [(a.arg, ast.unparse(a.annotation)) for a in goto.args.args] == [("obj", "Object")]
+    assert "obj: where to go." in ast.get_docstring(goto)
+    assert ast.get_docstring(trees[-1]).endswith(
+        "Steps: pickup(obj); goto(GIFT_BAG); release(). (A behaviour the person taught.)")
     assert render_objects([]).endswith("pass")
 
 

@@ -246,7 +246,9 @@ The objects:
 ```
 
 The functions:
+```python
 {functions}
+```
 """
 MOTION_FORM = """\
 One more form: {"unknown_skill": "<word>", "objects": ["<OBJECT>", ...]}: the person asked for a movement of \
@@ -277,20 +279,19 @@ def _object_line(entry: ObjectEntry) -> str:
 
 
 def render_functions(space: ActionSpace) -> str:
-    """The API's functions as tool specifications (one JSON object a line), object parameters typed as members
-    of `Object` and taught behaviours marked as such."""
+    """The API's functions as Python stubs, one a line (`def goto(obj: Object): \"\"\"...\"\"\"`): object parameters
+    typed as `Object`, each parameter's meaning and a taught behaviour's steps in the docstring."""
     return "\n".join(_function_line(action) for action in space.actions)
 
 
 def _function_line(action: Any) -> str:
-    tool = ActionSpace((action,)).with_objects(()).tool_schemas()[0]
-    spec = tool["function"]
+    params = ", ".join(f"{p.name}: {'Object' if p.kind == 'object' else 'str'}" for p in action.params)
+    words = [" ".join(action.doc.split())]
+    words += [f"{p.name}: {' '.join(p.doc.split())}." for p in action.params if p.doc]
     if isinstance(action, Behaviour):
-        spec["description"] = f"{spec['description']} {behaviour_steps(action)} (a behaviour the person taught)".strip()
-    for param, prop in zip(action.params, spec["parameters"]["properties"].values(), strict=True):
-        if param.kind == "object":
-            prop["description"] = f"{prop.get('description', '') or param.name}: a member of Object"
-    return json.dumps(tool, ensure_ascii=False)
+        words += [behaviour_steps(action), "(A behaviour the person taught.)"]
+    doc = " ".join(w for w in words if w).replace('"""', "'")  # a taught docstring cannot end the stub's
+    return f'def {action.name}({params}): """{doc}"""'
 
 
 def behaviour_steps(action: Behaviour) -> str:
@@ -419,7 +420,7 @@ def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
         ex(f"could you put the {slip(a)} in the {_words(box)} please", state(), _goal((a, box)),
            answer_call("pickup", a), *put),
         ex(f"grab the {_words(b)}", state(**{a: box}), _goal((b, GRIPPER)), answer_call("pickup", b)),
-        ex(f"go to the {_words(other_box)}", state(b, **{a: box}), [], answer_call("goto", other_box)),
+        ex(f"go to the {_words(box)}", state(b, **{a: box}), [], answer_call("goto", box)),
         ex(f"now drop it in the {_words(other_box)}", state(b, **{a: box}), _goal((b, other_box)),
            answer_call("goto", other_box), answer_call("release")),
         ex(f"put the {_words(c)} and the {_words(a)} in the {_words(box)}", state(**{b: other_box}),
