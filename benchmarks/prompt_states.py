@@ -1,7 +1,6 @@
 """Measures what a scene prompt's KV state on disk saves a new process (not a test): the sandbox planner's first
 prompt on a scene, answered by a freshly loaded engine three times in one command -- cold (no states on disk),
-after a process that left its state (`prompt_states`), and cold again -- and the ratio of model seconds; and a
-cold answer evaluated in the 64-token chunks of an exact-prefix prompt, against the conversation's batches of 512.
+after a process that left its state (`prompt_states`), and cold again -- and the ratio of model seconds.
 
     PYTHONPATH=src python benchmarks/prompt_states.py [--scene gift_bag] [--model qwen2.5-coder-1.5b] [--threads 2]
         [--request "put the duck in the tray"]
@@ -44,10 +43,9 @@ def first_prompt(scene: str, request: str) -> tuple[list[dict], dict]:
     return messages, answer_schema(SANDBOX_SPACE, objects)
 
 
-def answer(model: str, threads: int, states: Path | None, messages: list[dict], schema: dict,
-           exact: bool = False) -> dict:
+def answer(model: str, threads: int, states: Path | None, messages: list[dict], schema: dict) -> dict:
     llamacpp._ENGINES.clear()  # a new engine, as a new process would load
-    llm = llamacpp.LlamaCppLLM(model, n_threads=threads, exact_prefix=exact, prompt_states=states)
+    llm = llamacpp.LlamaCppLLM(model, n_threads=threads, exact_prefix=False, prompt_states=states)
     start = time.perf_counter()
     done = llm.complete(llm.chat_prompt(messages), max_tokens=96, grammar=json_schema_to_gbnf(json.dumps(schema)))
     return {"seconds": round(time.perf_counter() - start, 3), "prompt": done.prompt_tokens,
@@ -68,19 +66,15 @@ def main() -> None:
         answer(args.model, args.threads, states, [*messages[:-1], {"role": "user", "content": "go home"}], schema)
         rows["warm"] = answer(args.model, args.threads, states, messages, schema)
         rows["cold again"] = answer(args.model, args.threads, None, messages, schema)
-        rows["cold in chunks"] = answer(args.model, args.threads, None, messages, schema, exact=True)
     for name, row in rows.items():
         print(f"{name:>10}: {row['seconds']:7.3f} s, {row['reused']:5d} of {row['prompt']} prompt tokens reused, "
               f"answer {row['text']}")
     cold = (rows["cold"]["seconds"] + rows["cold again"]["seconds"]) / 2
     same = rows["warm"]["text"] == rows["cold"]["text"] == rows["cold again"]["text"]
-    same = same and rows["cold in chunks"]["text"] == rows["cold"]["text"]
-    batches = cold / rows["cold in chunks"]["seconds"]
-    print(f"warm / cold: {rows['warm']['seconds'] / cold:.3f}; cold in batches of {llamacpp.BATCH} / in chunks of "
-          f"{llamacpp.CHUNK}: {batches:.3f}; same answer: {same}")
+    print(f"warm / cold: {rows['warm']['seconds'] / cold:.3f}; same answer: {same}")
     print(json.dumps({"scene": args.scene, "model": args.model, "threads": args.threads, **{
         k.replace(" ", "_"): v for k, v in rows.items()}, "warm_over_cold": round(rows["warm"]["seconds"] / cold, 3),
-        "batches_over_chunks": round(batches, 3), "same_answer": same}))
+        "same_answer": same}))
 
 
 if __name__ == "__main__":

@@ -18,9 +18,7 @@ A conversation (`exact_prefix=False`, the sandbox's turns) gives that guarantee 
 is the last one plus the answer and a new message, and every cached token it shares is reused, the generated
 answer and the partial last chunk included, so a turn evaluates only its new message. Its logits then depend, by
 llama.cpp's batch numerics, on how the shared prefix was computed; the same sequence of calls still gives the same
-answers. A conversation's new tokens are evaluated in batches of `BATCH` (llama.cpp's own batch size): on 2 cores
-a cold 2,037-token scene prompt was answered in 19.4-21.3 s so, against 23.4 s in chunks of 64
-(`benchmarks/prompt_states.py`).
+answers.
 
 Module-level state: `_ENGINES` caches one loaded model per (path, n_ctx) for the whole process. It is the one
 documented exception to "no global state": loading a gigabyte of weights per planner would be absurd, and the
@@ -58,8 +56,6 @@ MIN_STATE_TOKENS = 64
 """Only KV prefixes at least this long are worth saving into (or restoring from) the state LRU."""
 CHUNK = 64
 """Prompts are evaluated in batches of this many tokens at fixed positions; prefixes are reused in whole chunks."""
-BATCH = 512
-"""A conversation's batch: its new tokens are evaluated this many at a time (llama.cpp's default `n_batch`)."""
 
 
 @dataclass
@@ -167,16 +163,15 @@ class _Engine:
             reuse = 0
             self._clear()
         self.llama.n_tokens = reuse
-        self._evaluate(tokens, reuse, CHUNK if exact else BATCH)
+        self._evaluate(tokens, reuse)
         if not exact and self.disk is not None and (reuse == 0 or len(tokens) - reuse >= 4 * MIN_DISK_TOKENS):
             self._to_disk()  # a new prompt; one evaluated from scratch is restored exactly by a later process
         return reuse
 
     def _from_disk(self, tokens: list[int], common: int) -> int:
         """Restore the disk state sharing the longest prefix with `tokens`; how many tokens it gives (0: none), in
-        whole chunks, from whose boundary the rest is evaluated (warm and cold answers were the same in
-        `benchmarks/prompt_states.py`). Keeps the live context (and returns `common`, what it gives) unless the disk
-        gives more."""
+        whole chunks, so the rest is evaluated in the chunks a fresh evaluation would use (the same logits). Keeps the
+        live context (and returns `common`, what it gives) unless the disk gives more."""
         found = self.disk.best(tokens) if self.disk is not None else None
         if self.disk is None or found is None or min(found[0], len(tokens) - 1) // CHUNK * CHUNK <= common:
             return common
@@ -210,14 +205,14 @@ class _Engine:
         self.llama._ctx.kv_cache_clear()
         self.reusable = 0
 
-    def _evaluate(self, tokens: list[int], start: int, batch: int = CHUNK) -> None:
-        """Evaluate `tokens[start:]` in batches of `batch` from `start`. They are exact chunks (at fixed positions
-        after an exact prefix) when `batch` is `CHUNK` and `start` is a chunk boundary within the exact part of the
-        cache; otherwise (a conversation's turn) the exact part ends where the reused prefix's did."""
-        exact = batch == CHUNK and start % CHUNK == 0 and start <= self.reusable
+    def _evaluate(self, tokens: list[int], start: int) -> None:
+        """Evaluate `tokens[start:]` in chunks of `CHUNK` from `start`. They are exact chunks (at fixed positions
+        after an exact prefix) when `start` is a chunk boundary within the exact part of the cache; otherwise (a
+        conversation's turn) the exact part ends where the reused prefix's did."""
+        exact = start % CHUNK == 0 and start <= self.reusable
         reusable = min(self.reusable, start)
-        for i in range(start, len(tokens), batch):
-            self.llama.eval(tokens[i:i + batch])
+        for i in range(start, len(tokens), CHUNK):
+            self.llama.eval(tokens[i:i + CHUNK])
         self.reusable = len(tokens) - len(tokens) % CHUNK if exact else reusable - reusable % CHUNK
 
 
