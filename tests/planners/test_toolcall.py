@@ -181,6 +181,30 @@ def test_an_unknown_object_that_is_a_slip_of_a_known_one_is_asked_again() -> Non
     assert reply.answer == UnknownObject("cable") and reply.usage.calls == 1
 
 
+def test_a_slip_that_sounds_like_a_known_object_is_asked_again_as_a_known_one() -> None:
+    """"place the apel in the bowl" came back as the unknown object `apel` (three edits from APPLE, the same
+    sound), "pick up the qube" as the unknown behaviour `qube` (one edit from CUBE): each is asked again without
+    its form. Verbs people teach, and things that sound like nothing on the table, are left alone."""
+    objects = [*OBJECTS, ObjectEntry("apple", "A red apple."), ObjectEntry("cube", "A small block.")]
+    llm = ScriptedLLM([{"unknown_object": "apel"}, {"goal": ["APPLE in GRIPPER"], "calls": ["pickup(APPLE)"]}])
+    reply = ToolCallPlanner(llm).plan("pick up the apel", SANDBOX_SPACE, objects, Memory())
+    assert reply.answer.calls[0] == Call("pickup", ("apple",)) and reply.usage.calls == 2
+    assert "unknown_object" not in json.dumps(llm.calls[1]["schema"])
+    llm = ScriptedLLM([{"unknown_behaviour": "qube", "objects": []}, {"goal": ["CUBE in GRIPPER"],
+                                                                      "calls": ["pickup(CUBE)"]}])
+    reply = ToolCallPlanner(llm).plan("pick up the qube", SANDBOX_SPACE, objects, Memory())
+    assert reply.answer.calls == (Call("pickup", ("cube",)),) and reply.usage.calls == 2
+    assert "unknown_behaviour" not in json.dumps(llm.calls[1]["schema"])
+    for verb in ("pack", "wrap", "bin", "stow", "park", "collect", "make_gift", "hand"):
+        llm = ScriptedLLM([{"unknown_behaviour": verb, "objects": ["DUCK"]}])
+        reply = ToolCallPlanner(llm).plan(f"{verb.replace('_', ' ')} the duck", SANDBOX_SPACE, objects, Memory())
+        assert reply.answer == UnknownBehaviour(verb, ("duck",)) and reply.usage.calls == 1, verb
+    for thing in ("stapler", "marker", "sponge"):
+        llm = ScriptedLLM([{"unknown_object": thing}])
+        reply = ToolCallPlanner(llm).plan(f"go to the {thing}", SANDBOX_SPACE, objects, Memory())
+        assert reply.answer == UnknownObject(thing) and reply.usage.calls == 1, thing
+
+
 def test_teach_names_parameters_or_falls_back_when_the_names_are_unusable() -> None:
     steps = [Call("pickup", ("ball",)), Call("goto", ("gift_bag",)), Call("release")]
     llm = ScriptedLLM([{"name": "pack", "params": ["item"], "doc": "Put the item  into the gift bag."}])

@@ -536,6 +536,43 @@ def names_known(name: str, known: Iterable[str], *, parts: bool = True) -> bool:
     return False
 
 
+def misheard(name: str, objects: Iterable[str], *, parts: bool = True) -> bool:
+    """Whether a name in the model's unknown answer is a speech-to-text slip of a known object's name: within
+    `_close`'s edits of the whole name or (with `parts`) of one of its words of four letters or more, or sounding
+    the same (`sounds_like`: "apel" for the APPLE, "plait" for the PLATE)."""
+    for other in objects:
+        words = [w for w in other.split("_") if len(w) >= 4 and w != other] if parts else []
+        for target in (other, *words):
+            if _close(name, target) or sounds_like(name, target):
+                return True
+    return False
+
+
+_SOUNDS = {**dict.fromkeys("bfpv", "1"), **dict.fromkeys("cgjkqsxz", "2"), **dict.fromkeys("dt", "3"), "l": "4",
+           **dict.fromkeys("mn", "5"), "r": "6"}
+
+
+def sounds_like(a: str, b: str) -> bool:
+    """Whether two words share a Soundex-like key: the first letter, then the consonants by sound class (repeats
+    and vowels dropped). Only keys with two classes or more count: shorter ones collide too often."""
+    key_a, key_b = _sound_key(a), _sound_key(b)
+    return key_a is not None and key_a == key_b
+
+
+def _sound_key(word: str) -> str | None:
+    letters = [c for c in word.lower() if c.isalpha()]
+    if not letters:
+        return None
+    codes, last = [], _SOUNDS.get(letters[0], "0")
+    for c in letters[1:]:
+        code = _SOUNDS.get(c, "0")
+        if code != last and code != "0":
+            codes.append(code)
+        if c not in "hw":
+            last = code
+    return letters[0] + "".join(codes) if len(codes) >= 2 else None
+
+
 def _one_edit(a: str, b: str) -> bool:
     """Whether `a` becomes `b` by one substitution, insertion or deletion."""
     if abs(len(a) - len(b)) > 1 or a == b:
@@ -895,13 +932,16 @@ class ToolCallPlanner:
                 break
             if isinstance(answer, UnknownObject) and (
                     names_known(answer.name, [*(o.name for o in objects), GRIPPER.lower()]) or answer.name in space
-                    or any(_close(answer.name, o.name) for o in objects) or not grounded(answer.name, utterance)):
+                    or misheard(answer.name, [o.name for o in objects]) or not grounded(answer.name, utterance)):
                 allow["unknown_object"] = False
             elif isinstance(answer, UnknownBehaviour | UnknownSkill) and names_known(answer.name, space.names,
                                                                                      parts=False):
                 allow = dict.fromkeys(allow, False)  # it names a function: the utterance is a call of it
             elif isinstance(answer, UnknownBehaviour) and answer.name in composed:
                 allow["unknown_behaviour"] = False  # the examples show that verb composed of the functions
+            elif isinstance(answer, UnknownBehaviour) and "_" not in answer.name and misheard(
+                    answer.name, [o.name for o in objects], parts=False):
+                allow["unknown_behaviour"] = False  # its "verb" is a slip of an object's name ("pick up the qube")
             else:
                 break
             value, again = self._ask(messages, answer_schema(offered, objects, **allow))
