@@ -28,6 +28,7 @@ from situated.planners.toolcall import (
     answer_schema,
     read_answer,
     render_objects,
+    said,
     system_prompt,
     teach_schema,
 )
@@ -199,6 +200,9 @@ def test_a_slip_that_sounds_like_a_known_object_is_asked_again_as_a_known_one() 
         llm = ScriptedLLM([{"unknown_behaviour": verb, "objects": ["DUCK"]}])
         reply = ToolCallPlanner(llm).plan(f"{verb.replace('_', ' ')} the duck", SANDBOX_SPACE, objects, Memory())
         assert reply.answer == UnknownBehaviour(verb, ("duck",)) and reply.usage.calls == 1, verb
+    # a plan's items count as named when the person said them with such a slip ("apel"), not otherwise
+    assert said("apple", "place the apel in the bowl") and said("plate", "put it on the plait")
+    assert not said("apple", "place the orange in the bowl") and not said("plate", "put it on the tray")
     for thing in ("stapler", "marker", "sponge"):
         llm = ScriptedLLM([{"unknown_object": thing}])
         reply = ToolCallPlanner(llm).plan(f"go to the {thing}", SANDBOX_SPACE, objects, Memory())

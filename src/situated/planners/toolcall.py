@@ -480,14 +480,15 @@ def grounded(name: str, utterance: str) -> bool:
 def said(name: str, utterance: str, besides: str = "") -> bool:
     """Whether a known object's name is something the person said: one of its words (three letters or more) is
     a word of the request, or close to one (one edit for short words, two for words of five letters or more:
-    "candie" for the CANDY, "toys" for the TOY_CAR). Read against the model's answer: an object an unknown
-    behaviour's answer lists that the request never names is the model's guess ("clear away the toys" came back
-    with the cube too), and a lesson's parameters must be what the person asked about. `besides`: a name (the
-    model's unknown behaviour, `make_gift`) whose words do not count ("make a gift with the duck" does not name
-    the GIFT_BAG)."""
+    "candie" for the CANDY, "toys" for the TOY_CAR), or sounds like one ("apel", `sounds_like`). Read against the
+    model's answer: an object an unknown behaviour's answer lists that the request never names is the model's
+    guess ("clear away the toys" came back with the cube too), and a lesson's parameters must be what the person
+    asked about. `besides`: a name (the model's unknown behaviour, `make_gift`) whose words do not count ("make a
+    gift with the duck" does not name the GIFT_BAG)."""
     skip = besides.split("_") if besides else []
     words = [w for w in _tokens(utterance) if not any(_close(p, w) for p in skip)]
-    return any(len(part) >= 3 and any(_close(part, w) for w in words) for part in name.split("_"))
+    return any(len(part) >= 3 and any(_close(part, w) or sounds_like(part, w) for w in words)
+               for part in name.split("_"))
 
 
 def _close(a: str, b: str) -> bool:
