@@ -1,6 +1,6 @@
 """Measures how the batch size of a prompt's evaluation changes its speed (not a test): the sandbox planner's first
 prompt on a scene evaluated from scratch in chunks of 64 tokens (`llamacpp.CHUNK`, exact prefixes) and in batches of
-512 (`llamacpp.BATCH`, conversations), alternating, in one process on one loaded model, and whether the last
+512 (llama.cpp's own `n_batch`), alternating, in one process on one loaded model, and whether the last
 token's logits are the same.
 
     PYTHONPATH=src python benchmarks/prompt_batches.py [--scene gift_bag] [--model qwen2.5-coder-1.5b]
@@ -23,6 +23,9 @@ from prompt_states import first_prompt
 from situated.llm import llamacpp
 from situated.llm.models import model_path
 
+BATCH = 512
+"""llama.cpp's default `n_batch`, compared with the backend's `CHUNK`."""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -36,7 +39,7 @@ def main() -> None:
                           n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
     text = llamacpp.chat_prompt(llm._model, llm.metadata, messages)
     tokens = llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
-    seconds: dict[int, list[float]] = {llamacpp.CHUNK: [], llamacpp.BATCH: []}
+    seconds: dict[int, list[float]] = {llamacpp.CHUNK: [], BATCH: []}
     logits: dict[int, np.ndarray] = {}
     for rep in range(args.reps):
         order = list(seconds) if rep % 2 == 0 else list(reversed(seconds))  # alternate which goes first
@@ -49,11 +52,11 @@ def main() -> None:
             seconds[size].append(time.perf_counter() - start)
             row = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),))
             logits[size] = row.copy()
-    chunk, batch = (statistics.median(seconds[s]) for s in (llamacpp.CHUNK, llamacpp.BATCH))
-    diff = float(np.abs(logits[llamacpp.CHUNK] - logits[llamacpp.BATCH]).max())
+    chunk, batch = (statistics.median(seconds[s]) for s in (llamacpp.CHUNK, BATCH))
+    diff = float(np.abs(logits[llamacpp.CHUNK] - logits[BATCH]).max())
     for size, runs in seconds.items():
         print(f"batches of {size:>3}: " + ", ".join(f"{s:.2f} s" for s in runs) + f" ({len(tokens)} tokens)")
-    print(f"median {llamacpp.BATCH} / {llamacpp.CHUNK}: {batch / chunk:.3f}; largest logit difference {diff:g}")
+    print(f"median {BATCH} / {llamacpp.CHUNK}: {batch / chunk:.3f}; largest logit difference {diff:g}")
     print(json.dumps({"scene": args.scene, "model": args.model, "threads": args.threads, "tokens": len(tokens),
                       "seconds": {str(k): [round(s, 3) for s in v] for k, v in seconds.items()},
                       "batch_over_chunk": round(batch / chunk, 3), "max_logit_difference": diff}))

@@ -2,9 +2,10 @@
 
 The prompt follows the paper (PROTOCOLS.md §3), written anew: a system prompt that describes the collaboration,
 asks for tolerance of speech-to-text errors and says what to do about unknown objects and behaviours; the known
-objects rendered as a Python `Enum` class with a docstring (comment) per member; the functions as tool
-specifications with docstrings (`ActionSpace.tool_schemas`); a few fixed in-context examples built from the
-scene's own objects; then the running memory — every exchange of this session, appended as it happens.
+objects rendered as a Python `Enum` class with a docstring (comment) per member; the functions (the paper's tool
+specifications) as one-line Python stubs with their docstrings (`render_functions`); a few fixed in-context
+examples built from the scene's own objects; then the running memory — every exchange of this session, appended
+as it happens.
 
 The answer is decoded under a JSON schema regenerated from the API at every call. Calls are written as terse
 strings (`"pickup(CANDY)"`, `"release()"`) whose function names and object arguments the schema spells out, so
@@ -487,8 +488,7 @@ def said(name: str, utterance: str, besides: str = "") -> bool:
     gift with the duck" does not name the GIFT_BAG)."""
     skip = besides.split("_") if besides else []
     words = [w for w in _tokens(utterance) if not any(_close(p, w) for p in skip)]
-    return any(len(part) >= 3 and any(_close(part, w) or sounds_like(part, w) for w in words)
-               for part in name.split("_"))
+    return any(len(part) >= 3 and any(_heard_as(part, w) for w in words) for part in name.split("_"))
 
 
 def _close(a: str, b: str) -> bool:
@@ -544,9 +544,14 @@ def misheard(name: str, objects: Iterable[str], *, parts: bool = True) -> bool:
     for other in objects:
         words = [w for w in other.split("_") if len(w) >= 4 and w != other] if parts else []
         for target in (other, *words):
-            if _close(name, target) or sounds_like(name, target):
+            if _heard_as(name, target):
                 return True
     return False
+
+
+def _heard_as(a: str, b: str) -> bool:
+    """Whether speech-to-text may have written one word for the other: a few edits apart, or the same sound."""
+    return _close(a, b) or sounds_like(a, b)
 
 
 _SOUNDS = {**dict.fromkeys("bfpv", "1"), **dict.fromkeys("cgjkqsxz", "2"), **dict.fromkeys("dt", "3"), "l": "4",
