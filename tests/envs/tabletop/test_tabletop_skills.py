@@ -232,3 +232,41 @@ def test_taught_names_and_spots(fresh: TabletopEnv) -> None:
     assert fresh.name_object("nothing_here", (0.5, 0.0, 0.6)).reason.startswith("name_object: no object within")
     assert fresh.forget("rubber_duck") and fresh.forget("block") and fresh.forget("drop_zone")
     assert fresh.resolve("rubber_duck") is None
+
+
+def _fill(env, container: str, items: tuple[str, ...]) -> None:
+    from situated.sandbox.world import SandboxWorld
+    world = SandboxWorld(env)
+    for item in items:
+        for call in (Call("pickup", (item,)), Call("goto", (container,)), Call("release")):
+            result = world.step(call)
+            assert result.ok, (call, result.reason)
+
+
+def test_items_come_back_out_of_a_crowded_bowl_onto_the_table() -> None:
+    # pickup grasps the item it was asked for, not whatever lies highest near it, and closes above the bowl's rim
+    from situated.sandbox.world import SandboxWorld
+    env = TabletopEnv("fruit_bowl", seed=0)
+    env.slip_probability = 0.0
+    try:
+        _fill(env, "bowl", ("banana", "apple", "strawberry"))
+        world = SandboxWorld(env)
+        for item in ("banana", "apple", "strawberry"):
+            for call in (Call("pickup", (item,)), Call("goto", ("table",)), Call("release")):
+                result = world.step(call)
+                assert result.ok, (call, result.reason)
+            assert env.holds(Condition("on", (item, "table")))
+    finally:
+        env.close()
+
+
+def test_a_buried_item_says_what_lies_on_it() -> None:
+    env = TabletopEnv("fruit_bowl", seed=2)
+    env.slip_probability = 0.0
+    try:
+        _fill(env, "bowl", ("banana", "apple", "strawberry"))
+        result = env.step(Call("pickup", ("banana",)))
+        assert not result.ok
+        assert "short of 'banana'" in result.reason and "'apple'" in result.reason, result.reason
+    finally:
+        env.close()

@@ -6,7 +6,8 @@ Vocal Sandbox's seed skills (`go_home`, `goto`, `grasp`, `release`, `pickup`) an
 - `goto(x)` brings the open gripper 5 cm above an item, turned to grasp it; over a container it brings what the
   gripper holds over the container's centre, turned to fit its long side, low enough to drop gently (its bottom
   1.5 cm above the floor) but with the hand above the rim; at a taught spot it hovers above the spot.
-- `grasp()` descends onto the item under the gripper, closes the fingers and checks that both touch it; the item is
+- `grasp()` descends onto the item under the gripper (`pickup(x)`: onto x itself, closing above the rim of a
+  container x lies in), closes the fingers and checks that both touch it; the item is
   then fixed to the hand by a constraint (a common simulator practice: the grasp does not rely on friction). With
   probability `slip_probability` (a seeded draw per grasp) it slips out instead.
 - `release()` opens the gripper and waits until the dropped item comes to rest.
@@ -129,8 +130,19 @@ class Skills:
         spec = seen.bodies[name].spec
         point = seen.to_world(name, (*spec.grasp_offset, 0.0))
         bottom, top = seen.bottom(name), seen.top(name)
-        point[2] = min(bottom + spec.grasp_z(), top - 0.008)
+        point[2] = min(max(bottom + spec.grasp_z(), self._above_rim(name)), top - 0.008)
         return point
+
+    def _above_rim(self, name: str) -> float:
+        """The lowest gripper point that keeps the hand above the rim of the container `name` lies in (the hand
+        is wider than every container: below the rim it hits a wall); -inf when it lies in none. A grasp then
+        closes higher on the item, down to 8 mm below its top."""
+        seen = self.seen
+        for other, body in seen.bodies.items():
+            shape = body.spec.container
+            if shape is not None and other != name and seen.inside(name, other):
+                return float(seen.origin(other)[2]) + shape.rim + HAND_CLEARANCE - HAND_ABOVE
+        return -math.inf
 
     def grasp_yaw(self, name: str) -> float:
         """The gripper's heading for grasping `name`: across its grasp axis, turned away from the neighbours, and
@@ -298,15 +310,20 @@ class Skills:
         with self._looking():
             return self._grasp()
 
-    def _grasp(self) -> str:
+    def _grasp(self, name: str | None = None) -> str:
+        """Grasp `name` (pickup's item, which goto has just hovered over) or, without one, the item under the
+        gripper (a bare `grasp()`: the highest one near its line, which in a crowded container may be another)."""
         held = self.world.held_name()
         if held is not None:
             return f"already holding '{held}'"
         start, _ = self.arm.ee_pose()
-        target = self._under_gripper()
+        target = name if name is not None else self._under_gripper()
+        short = ""
         if target is not None:
             point = self.grasp_point(target)
-            self.arm.move_line(point, top_down(self.grasp_yaw(target)), speed=0.25)
+            error = self.arm.move_line(point, top_down(self.grasp_yaw(target)), speed=0.25)
+            if error > 2 * ARRIVAL_TOLERANCE:   # something lies on it or around it: say what, not "missed"
+                short = self._stopped(error).replace("of the goal", f"of '{target}'")
         self.arm.move_fingers(0.0)
         both = target is not None and all(self.arm.touching(self.world.bodies[target].uid))
         slipped = both and self.rng.random() < self.slip_probability
@@ -329,7 +346,7 @@ class Skills:
         if not both:
             touched = [name for name, body in self.world.bodies.items()
                        if any(self.arm.touching(body.uid))]
-            return f"the gripper missed '{target}'" + (f" (it touched '{touched[0]}')" if touched else "")
+            return short or f"the gripper missed '{target}'" + (f" (it touched '{touched[0]}')" if touched else "")
         if self.world.held_name() != target:
             return f"lost '{target}' while lifting it"
         return ""
@@ -360,7 +377,7 @@ class Skills:
             return f"already holding '{held}'"
         if self.world.bodies[name].spec.is_container:
             return f"'{name}' is a container and cannot be picked up"
-        return self.goto(name) or self.grasp()
+        return self._goto(name, "") or self._grasp(name)
 
     def grab_and_putin(self, item: str, container: str | np.ndarray, label: str = "") -> str:
         """Pick `item` up, carry it over `container` (or a taught spot, a point), release it, go home; '' only if
