@@ -232,6 +232,29 @@ def test_a_grasp_over_the_named_object_becomes_its_pickup(fresh: TabletopEnv, tm
         assert lib.get("stow").body == "pickup(toy)\ngoto('tray')\nrelease()\n", taught.say
 
 
+def test_calls_that_put_the_item_where_the_person_said_win_over_a_goal_naming_a_place_never_said(
+        fresh: TabletopEnv, tmp_path) -> None:
+    # "set it down in the tray": the calls go to the tray, the stated goal says the table, which nobody said
+    put = (("goto", {"obj": "tray"}), ("release", {}))
+    llm = ScriptedLLM([answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       answer([("duck", "table")], *put),
+                       answer([("ball", "gripper")], ("pickup", {"obj": "ball"})),
+                       answer([("ball", "table")], *put)])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("grab the duck")
+        s.confirm()
+        shown = s.say("and now set it down in the tray")
+        assert shown.plan.text == "goto('tray')\nrelease()\n" and shown.plan.goal == (
+            Condition("inside", ("duck", "tray")),)
+        assert s.confirm().say == "Done." and s.check("'duck' in 'tray'")
+        # the other way round: the person named the table, so the goal wins and the calls are planned again
+        s.say("grab the ball")
+        s.confirm()
+        shown = s.say("put it back on the table")
+        assert shown.plan.text == "release()\n" or "goto('table')" in shown.plan.text
+        assert s.confirm().say == "Done." and s.check("'ball' on 'table'")
+
+
 def test_the_copy_fails_like_the_arm_and_search_finds_composed_steps(fresh: TabletopEnv) -> None:
     table = TableCopy.of_env(fresh)
     trial = try_plan([Call("goto", ("gift_bag",)), Call("grasp")], SANDBOX_SPACE, table)
