@@ -15,6 +15,7 @@ pytest.importorskip("movement_primitives")
 
 from situated.envs.tabletop import TabletopEnv
 from situated.sandbox import SkillLibrary
+from situated.program import Condition
 from situated.sandbox.session import SandboxSession
 
 
@@ -76,6 +77,7 @@ def test_a_lesson_keeps_only_the_objects_the_person_named(fresh: TabletopEnv, tm
 def test_a_word_of_the_action_taken_for_an_unknown_object_starts_a_lesson(fresh: TabletopEnv, tmp_path) -> None:
     llm = ScriptedLLM([{"unknown_object": "tidy"}, {"word": "tidy", "is": "action"},
                        {"unknown_behaviour": "tidy", "objects": ["TABLE"]},
+                       answer([("duck", "tray")], *PUT_DUCK),  # read for calls: they do not put what it names
                        {"unknown_object": "stapler"}, {"word": "stapler", "is": "thing"}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         asked = s.say("tidy the table")
@@ -84,6 +86,18 @@ def test_a_word_of_the_action_taken_for_an_unknown_object_starts_a_lesson(fresh:
         assert "unknown_object" not in str(llm.calls[2]["schema"])
         s.say("never mind")
         assert s.say("go to the stapler").kind == "unknown_object"  # a thing: the person is asked to point
+
+
+def test_a_greeting_taken_for_an_unknown_object_then_a_behaviour_is_planned_as_the_request(
+        fresh: TabletopEnv, tmp_path) -> None:
+    # "hi there, could you pop the duck into the tray": unknown object 'hi', part of the action, then unknown
+    # behaviour 'hi' for a request naming an item and a place: asked for calls, which put the duck there
+    llm = ScriptedLLM([{"unknown_object": "hi"}, {"word": "hi", "is": "action"},
+                       {"unknown_behaviour": "hi", "objects": ["DUCK"]}, answer([("duck", "tray")], *PUT_DUCK)])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        shown = s.say("hi there, could you pop the duck into the tray")
+        assert shown.kind == "plan" and shown.plan.goal == (Condition("inside", ("duck", "tray")),)
+        assert s.confirm().say == "Done." and s.check("'duck' in 'tray'")
 
 
 def test_a_first_step_that_cannot_work_here_is_not_offered_to_the_rewrite(fresh: TabletopEnv, tmp_path) -> None:

@@ -285,7 +285,8 @@ class SandboxSession:
           into the tray". A new verb whose destination the person never said ("pack the ball", "make a gift
           with the duck") still starts a lesson.
         - An unknown object whose word a short side question finds to be part of the action ("tidy the table",
-          "do a present") is asked again without the unknown-object form."""
+          "do a present") is asked again without the unknown-object form; an unknown behaviour answered then is
+          read as above."""
         answer = reply.answer
         places = [o.name for o in self.objects if o.kind != "item"]
         if isinstance(answer, UnknownBehaviour) and self.teaching is None and any(
@@ -315,6 +316,8 @@ class SandboxSession:
                                       lesson=self.teaching is not None, unknown_object=False)
             self._used(again.usage, "plan")
             self._log("note", {"text": f"{answer.name!r} is part of the action, not an unknown object"})
+            if isinstance(again.answer, UnknownBehaviour):  # read like a first answer ("hi there, could you put...")
+                return self._reread(request, again, table, state)
             return again
         return reply
 
@@ -333,19 +336,19 @@ class SandboxSession:
         return True
 
     @staticmethod
-    def _said_where(request: str, table: TableCopy, done: Sequence[Condition], unmet: Sequence[Condition]) -> bool:
-        """Whether calls that run but miss the stated goal are the better reading: they move only items the
-        request names (or the held one) to places it names, and each goal pair they miss names a place it does
-        not ("set it down in the tray" stated as `DUCK on TABLE`, planned as goto(TRAY), release()). The
-        model's two readings are grounded in the words said, as `_named` grounds a lesson's objects."""
+    def _said_where(request: str, table: TableCopy, calls: Sequence[Call], done: Sequence[Condition],
+                    unmet: Sequence[Condition]) -> bool:
+        """Whether calls that run and move things but miss the stated goal are the better reading: every object
+        they name is one the request names (or the held item), and every goal pair they miss puts an item
+        somewhere the request never names: the goal is then the model's guess, the calls are not ("set it down
+        in the tray" stated as `DUCK on TABLE` but planned goto(TRAY), release(); "and let it go" over the tray,
+        stated as `CUBE on TABLE`). The model's two readings are grounded in the words said, as `_named` grounds
+        a lesson's objects; a goal to hold an item always stands."""
         if not done or not unmet:
             return False
-        for c in done:
-            item, *place = (str(a) for a in c.args)
-            if c.kind == "holds" or not (item == table.held or said(item, request)) or not all(
-                    said(p, request) for p in place):
-                return False
-        return all(c.kind == "holds" or not said(str(c.args[-1]), request) for c in unmet)
+        if not all(str(a) == table.held or said(str(a), request) for c in calls for a in c.args):
+            return False
+        return all(c.kind != "holds" and not said(str(c.args[-1]), request) for c in unmet)
 
     def _ask_for_motion(self, request: str, answer: UnknownSkill) -> Reply:
         """The planner found a motion missing: ask to be shown it (`demo`), on the first object the request named."""
@@ -390,9 +393,9 @@ class SandboxSession:
             self._log("note", {"text": f"calls kept, goal {unmet_text(trial.unmet)} replaced by their effect",
                                **proposed})
             return calls, moved(table, trial.after), ""
-        if trial.ok and self._said_where(request, table, moved(table, trial.after), trial.unmet):
-            self._log("note", {"text": f"calls kept: the request names where they put things, not "
-                                       f"{unmet_text(trial.unmet)}", **proposed})
+        if trial.ok and self._said_where(request, table, calls, moved(table, trial.after), trial.unmet):
+            self._log("note", {"text": f"calls kept: the request names what they use, not where "
+                                       f"{unmet_text(trial.unmet)} puts it", **proposed})
             return calls, moved(table, trial.after), ""
         why = trial.failed or f"it would not make {unmet_text(trial.unmet)}"
         named = [str(a) for c in calls for a in c.args]
