@@ -14,8 +14,8 @@ pytest.importorskip("pybullet")
 pytest.importorskip("movement_primitives")
 
 from situated.envs.tabletop import TabletopEnv
-from situated.sandbox import SkillLibrary
 from situated.program import Condition
+from situated.sandbox import SkillLibrary
 from situated.sandbox.session import SandboxSession
 
 
