@@ -100,6 +100,20 @@ def test_a_greeting_taken_for_an_unknown_object_then_a_behaviour_is_planned_as_t
         assert s.confirm().say == "Done." and s.check("'duck' in 'tray'")
 
 
+def test_a_known_object_misheard_as_an_unknown_one_is_planned_not_pointed_at(fresh: TabletopEnv, tmp_path) -> None:
+    # the side question offers the scene's objects: the model says the word was the TRAY, misheard
+    put_cube = (("pickup", {"obj": "cube"}), ("goto", {"obj": "tray"}), ("release", {}))
+    llm = ScriptedLLM([{"unknown_object": "bin"}, {"word": "bin", "is": "TRAY"},
+                       answer([("cube", "tray")], *put_cube),
+                       {"unknown_object": "lamp"}, {"word": "lamp", "is": "thing"}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        shown = s.say("put the cube in the bin")
+        assert "Known objects: " in llm.calls[1]["messages"][-1]["content"]
+        assert "TRAY" in str(llm.calls[1]["schema"]) and "unknown_object" not in str(llm.calls[2]["schema"])
+        assert shown.kind == "plan" and s.confirm().say == "Done." and s.check("'cube' in 'tray'")
+        assert s.say("go to the lamp").kind == "unknown_object"  # a new thing: the person is asked to point
+
+
 def test_a_first_step_that_cannot_work_here_is_not_offered_to_the_rewrite(fresh: TabletopEnv, tmp_path) -> None:
     # "open the gripper" answered grasp() with the ball in the hand: grasp() fails from this state whatever
     # follows, so the rewrite's schema leaves it out and the person sees release()

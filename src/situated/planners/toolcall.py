@@ -822,31 +822,38 @@ def usable_params(params: Sequence[str], taken: Iterable[str] = ()) -> bool:
 
 
 WORD_PROMPT = """\
-A person asked a robot arm for something. Say what one word of the request is to the person: "thing" if it \
-names an object or a place the robot should find, "action" if it is part of what the person asks the robot to \
-do (a verb, or what is to be made or done). Answer with JSON.
+A person asked a robot arm for something; a speech-to-text engine wrote the request down and sometimes \
+mishears a name. Say what one word of the request is to the person: the name of one of the robot's known \
+objects if the engine misheard that name, "thing" if it names another object or place the robot should find, \
+"action" if it is part of what the person asks the robot to do (a verb, or what is to be made or done). Answer \
+with JSON.
 """
 WORD_EXAMPLES = (
-    ("go to the stapler", "stapler", "thing"),
-    ("wave at me", "wave", "action"),
-    ("put the marker in the tray", "marker", "thing"),
-    ("make a sandwich with the bread", "sandwich", "action"),
+    ("go to the stapler", "stapler", "thing", ("MUG", "SHELF")),
+    ("wave at me", "wave", "action", ("MUG", "SHELF")),
+    ("put the mug on the shelve", "shelve", "SHELF", ("MUG", "SHELF")),
+    ("put the marker in the tray", "marker", "thing", ("CUP", "TRAY")),
+    ("hand me the cop", "cop", "CUP", ("CUP", "TRAY")),
+    ("make a sandwich with the bread", "sandwich", "action", ("BREAD", "PLATE")),
 )
-"""The side question's worked examples: the system prompt's own unknown examples."""
+"""The side question's worked examples (request, word, answer, known objects): the system prompt's own unknown
+examples, and a misheard name."""
 
 
-def word_messages(word: str, utterance: str) -> list[dict]:
-    """The side question's messages: is `word` of `utterance` a thing or part of the action?"""
+def word_messages(word: str, utterance: str, known: Sequence[str] = ()) -> list[dict]:
+    """The side question's messages: is `word` of `utterance` a misheard known object, a thing or part of the
+    action? `known`: the objects' `Object` members."""
     out = [{"role": "system", "content": WORD_PROMPT}]
-    for text, name, kind in (*WORD_EXAMPLES, (utterance, word, "")):
-        out.append({"role": "user", "content": f"Request: {text}\nWord: {name}"})
+    for text, name, kind, names in (*WORD_EXAMPLES, (utterance, word, "", tuple(known))):
+        out.append({"role": "user", "content": f"Known objects: {', '.join(names) or 'none'}\nRequest: {text}\n"
+                                               f"Word: {name}"})
         if kind:
             out.append({"role": "assistant", "content": dumps({"word": name, "is": kind})})
     return out
 
 
-def word_schema(word: str) -> dict:
-    return {"type": "object", "properties": {"word": {"enum": [word]}, "is": {"enum": ["thing", "action"]}},
+def word_schema(word: str, known: Sequence[str] = ()) -> dict:
+    return {"type": "object", "properties": {"word": {"enum": [word]}, "is": {"enum": ["thing", "action", *known]}},
             "required": ["word", "is"], "additionalProperties": False}
 
 
@@ -902,7 +909,7 @@ class ToolCallPlanner:
         lesson's steps, which are made of what the robot knows, so the unknown-behaviour answer is left out.
         `teaching=False`: the study's no-teaching baseline; no unknown answer is in the schema, so the grammar
         can only produce calls of what the API has. `unknown_object=False` leaves that form out (its word was
-        found to be part of the action, `names_thing`). `exclude`: functions a rewrite may not call (the copy
+        found to be part of the action or a misheard known object, `word_kind`). `exclude`: functions a rewrite may not call (the copy
         showed they fail from this state).
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with the
@@ -960,15 +967,18 @@ class ToolCallPlanner:
                 value = {**value, "objects": [o.upper() for o in kept]}
         return PlannerReply(answer, value, usage, context, announces)
 
-    def names_thing(self, word: str, utterance: str) -> tuple[bool, Usage]:
-        """A short side question for an unknown-object answer: does the person's `word` name a thing, or is it
-        part of the action asked for ("tidy the table": tidy; "do a present": present)? True (a thing) when
-        the backend fails or answers out of form, so the person is asked to point, as before."""
+    def word_kind(self, word: str, utterance: str, objects: Sequence[ObjectEntry] = ()) -> tuple[str, Usage]:
+        """A short side question for an unknown-object answer: is the person's `word` a known object the
+        speech-to-text engine misheard ("the bole": the BOWL; its plan name is returned), a "thing" to point at,
+        or part of the action asked for ("tidy the table": tidy; "do a present": present; "action")? "thing"
+        when the backend fails or answers out of form, so the person is asked to point, as before."""
+        known = {o.member: o.name for o in objects}
         try:
-            value, usage = self._ask(word_messages(word, utterance), word_schema(word))
+            value, usage = self._ask(word_messages(word, utterance, list(known)), word_schema(word, list(known)))
         except BackendError:
-            return True, Usage(calls=1)
-        return not (isinstance(value, dict) and value.get("is") == "action"), usage
+            return "thing", Usage(calls=1)
+        kind = value.get("is") if isinstance(value, dict) else None
+        return (known[kind] if kind in known else kind if kind == "action" else "thing"), usage
 
     def teach(self, name: str, utterance: str, steps: Sequence[Call], generalized: Sequence[str],
               taken: Iterable[str] = ()) -> tuple[Signature, Usage]:

@@ -285,8 +285,8 @@ class SandboxSession:
           into the tray". A new verb whose destination the person never said ("pack the ball", "make a gift
           with the duck") still starts a lesson.
         - An unknown object whose word a short side question finds to be part of the action ("tidy the table",
-          "do a present") is asked again without the unknown-object form; an unknown behaviour answered then is
-          read as above."""
+          "do a present") or a known object misheard ("put the banan in the bole") is asked again without the
+          unknown-object form; an unknown behaviour answered then is read as above."""
         answer = reply.answer
         places = [o.name for o in self.objects if o.kind != "item"]
         if isinstance(answer, UnknownBehaviour) and self.teaching is None and any(
@@ -307,15 +307,16 @@ class SandboxSession:
             return PlannerReply(PlannedCalls(tuple(calls), goal), again.raw, again.usage, again.context,
                                 again.announces)
         if isinstance(answer, UnknownObject):
-            thing, usage = self.planner.names_thing(answer.name, request)
+            kind, usage = self.planner.word_kind(answer.name, request, self.objects)
             self._used(usage, "word")
-            if thing:
+            if kind == "thing":
                 return reply
             again = self.planner.plan(request, self.space, self.objects, self.memory,
                                       containers=containers_of(self.env), state=state,
                                       lesson=self.teaching is not None, unknown_object=False)
             self._used(again.usage, "plan")
-            self._log("note", {"text": f"{answer.name!r} is part of the action, not an unknown object"})
+            self._log("note", {"text": f"{answer.name!r} is part of the action, not an unknown object"
+                               if kind == "action" else f"{answer.name!r} is the {kind}, misheard"})
             if isinstance(again.answer, UnknownBehaviour):  # read like a first answer ("hi there, could you put...")
                 return self._reread(request, again, table, state)
             return again
