@@ -909,8 +909,8 @@ class ToolCallPlanner:
         lesson's steps, which are made of what the robot knows, so the unknown-behaviour answer is left out.
         `teaching=False`: the study's no-teaching baseline; no unknown answer is in the schema, so the grammar
         can only produce calls of what the API has. `unknown_object=False` leaves that form out (its word was
-        found to be part of the action or a misheard known object, `word_kind`). `exclude`: functions a rewrite may not call (the copy
-        showed they fail from this state).
+        found to be part of the action or a misheard known object, `word_kind`). `exclude`: functions a rewrite
+        may not call (the copy showed they fail from this state).
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with the
         schema narrowed: `{"unknown_object": "duck"}` with a DUCK member (or a slip of it within `_close`'s edits:
@@ -978,7 +978,9 @@ class ToolCallPlanner:
         except BackendError:
             return "thing", Usage(calls=1)
         kind = value.get("is") if isinstance(value, dict) else None
-        return (known[kind] if kind in known else kind if kind == "action" else "thing"), usage
+        if isinstance(kind, str) and kind in known:
+            return known[kind], usage
+        return ("action" if kind == "action" else "thing"), usage
 
     def teach(self, name: str, utterance: str, steps: Sequence[Call], generalized: Sequence[str],
               taken: Iterable[str] = ()) -> tuple[Signature, Usage]:
