@@ -270,3 +270,15 @@ def test_a_buried_item_says_what_lies_on_it() -> None:
         assert "short of 'banana'" in result.reason and "'apple'" in result.reason, result.reason
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("first, second", [("pear", "bottle"), ("soup_can", "banana")])
+def test_a_second_item_put_on_the_plate_lands_beside_the_first_not_on_it(first: str, second: str) -> None:
+    # the plate's rim is low: the item and the fingers may reach over it, so there is room beside the first item
+    env = TabletopEnv("sorting", seed=0)
+    env.slip_probability = 0.0
+    try:
+        _fill(env, "plate", (first, second))
+        assert env.holds(Condition("on", (first, "plate"))) and env.holds(Condition("on", (second, "plate")))
+    finally:
+        env.close()

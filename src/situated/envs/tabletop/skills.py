@@ -47,6 +47,8 @@ REACH_TOLERANCE = 0.01   # a pose whose IK solution misses by more than this is 
 ARRIVAL_TOLERANCE = 0.01
 SPOT_STEP = 0.005        # grid step when looking for a free spot to drop into a container
 FINGER_MARGIN = 0.025    # the closed fingers reach this far beyond a held item's footprint, along their axis
+SHALLOW_RIM = 0.03       # a container whose rim is lower than this (a plate) is shallow: see _free_spot
+SHALLOW_KEEP = 0.03      # into a shallow container, the held item's centre at least this far inside its rim
 WALL_MARGIN = 0.01       # a drop spot keeps the held item this far from a container's inner walls: the camera's
                          # container and the grip's item are each off by a few mm, together up to about 8 mm
 
@@ -265,23 +267,27 @@ class Skills:
         the centre when the container is empty, else the spot farthest from what is already inside (so a second
         item does not land on the first), keeping the held item (`WALL_MARGIN` away) and the fingers around it
         (they close along the container's local y, the hand being turned to the container) within the inner
-        walls."""
+        walls; over a shallow container (a plate) the item and the fingers may reach over the rim, the item's
+        centre `SHALLOW_KEEP` inside it."""
         world = self.seen
         shape = world.bodies[container].spec.container
         assert shape is not None
         reach = max(world.bodies[held].spec.footprint) / 2
         keep = reach + WALL_MARGIN         # the held item's centre from the inner walls
+        fingers = FINGER_MARGIN
+        if shape.rim < SHALLOW_RIM:        # a plate: the item and the fingers may reach over its low rim
+            keep, fingers = min(keep, SHALLOW_KEEP), 0.0
         contents = [(world.to_local(container, world.centre(n))[:2], max(world.bodies[n].spec.footprint) / 2,
                      world.top(n)) for n in world.bodies if n != held and world.inside(n, container)]
         spot = np.zeros(2)
         if contents:
             mx = max(0.0, shape.half_x - keep)
-            my = max(0.0, shape.half_y - keep - FINGER_MARGIN)
+            my = max(0.0, shape.half_y - keep - fingers)
             best = -math.inf
             for x in np.linspace(-mx, mx, 2 * round(mx / SPOT_STEP) + 1):
                 for y in np.linspace(-my, my, 2 * round(my / SPOT_STEP) + 1):
                     if shape.footprint == "circle" and (math.hypot(x, y) > shape.half_x - keep or math.hypot(
-                            x, abs(y) + keep + FINGER_MARGIN) > shape.half_x):
+                            x, abs(y) + keep + fingers) > shape.half_x):
                         continue
                     here = np.array([x, y])
                     gap = min(float(np.linalg.norm(here - c)) - r for c, r, _ in contents)
