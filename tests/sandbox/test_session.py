@@ -91,7 +91,7 @@ def test_a_failed_skill_stops_the_plan_and_is_counted(fresh: TabletopEnv, tmp_pa
 def test_an_unknown_object_is_taught_by_pointing_and_the_utterance_planned_again(fresh: TabletopEnv,
                                                                                 tmp_path) -> None:
     u, v = pixel_of(fresh, "toy_car")
-    llm = ScriptedLLM([{"unknown_object": "racer"}, {"word": "racer", "is": "thing"},
+    llm = ScriptedLLM([{"unknown_object": "racer"}, {"word": "racer", "is": "thing"}, {"word": "racer", "is": "thing"},
                        calls(("pickup", {"obj": "racer"}))])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         asked = s.say("pick up the racer")
@@ -100,8 +100,8 @@ def test_an_unknown_object_is_taught_by_pointing_and_the_utterance_planned_again
         replanned = s.point("racer", (u, v))
         assert replanned.kind == "plan" and replanned.taught.name == "racer"
         assert replanned.plan.text == "pickup('racer')\n"
-        assert "RACER" in str(llm.calls[2]["schema"])
-        assert "New object: RACER = auto()" in llm.calls[2]["messages"][-1]["content"]  # the prompt only grows
+        assert "RACER" in str(llm.calls[3]["schema"])
+        assert "New object: RACER = auto()" in llm.calls[3]["messages"][-1]["content"]  # the prompt only grows
         assert s.confirm().execution.ok and s.check("'toy_car' in 'hands'")
         record = lib.get("racer")
         assert record.source == "pointed" and record.description.startswith("Pointed at")

@@ -156,7 +156,7 @@ def test_a_behaviour_is_taught_and_used_through_the_page(browser: Any, tmp_path:
 
 
 def test_objects_are_taught_by_clicking_the_camera_image(browser: Any, tmp_path: Path) -> None:
-    llm = ScriptedLLM([{"unknown_object": "racer"}, {"word": "racer", "is": "thing"},
+    llm = ScriptedLLM([{"unknown_object": "racer"}, {"word": "racer", "is": "thing"}, {"word": "racer", "is": "thing"},
                        {"calls": ["pickup(RACER)"]}])
     with web_console(llm, tmp_path / "lib.db") as console, ServerThread(create_app(console)) as server:
         car = console.runner.call(lambda s: pixel_of(s, "toy_car"))

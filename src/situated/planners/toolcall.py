@@ -822,13 +822,26 @@ def usable_params(params: Sequence[str], taken: Iterable[str] = ()) -> bool:
 
 
 WORD_PROMPT = """\
+A person asked a robot arm for something. Say what one word of the request is to the person: "thing" if it \
+names an object or a place the robot should find, "action" if it is part of what the person asks the robot to \
+do (a verb, or what is to be made or done). Answer with JSON.
+"""
+WORD_EXAMPLES = (
+    ("go to the stapler", "stapler", "thing"),
+    ("wave at me", "wave", "action"),
+    ("put the marker in the tray", "marker", "thing"),
+    ("make a sandwich with the bread", "sandwich", "action"),
+)
+"""The side question's worked examples: the system prompt's own unknown examples."""
+
+SLIP_PROMPT = """\
 A person asked a robot arm for something; a speech-to-text engine wrote the request down and sometimes \
 mishears a name. Say what one word of the request is to the person: the name of one of the robot's known \
 objects if the engine misheard that name, "thing" if it names another object or place the robot should find, \
 "action" if it is part of what the person asks the robot to do (a verb, or what is to be made or done). Answer \
 with JSON.
 """
-WORD_EXAMPLES = (
+SLIP_EXAMPLES = (
     ("go to the stapler", "stapler", "thing", ("MUG", "SHELF")),
     ("wave at me", "wave", "action", ("MUG", "SHELF")),
     ("put the mug on the shelve", "shelve", "SHELF", ("MUG", "SHELF")),
@@ -836,23 +849,37 @@ WORD_EXAMPLES = (
     ("hand me the cop", "cop", "CUP", ("CUP", "TRAY")),
     ("make a sandwich with the bread", "sandwich", "action", ("BREAD", "PLATE")),
 )
-"""The side question's worked examples (request, word, answer, known objects): the system prompt's own unknown
-examples, and a misheard name."""
+"""The second side question's worked examples (request, word, answer, known objects): the first's, with the
+objects, and two misheard names."""
 
 
-def word_messages(word: str, utterance: str, known: Sequence[str] = ()) -> list[dict]:
-    """The side question's messages: is `word` of `utterance` a misheard known object, a thing or part of the
-    action? `known`: the objects' `Object` members."""
+def word_messages(word: str, utterance: str) -> list[dict]:
+    """The side question's messages: is `word` of `utterance` a thing or part of the action?"""
     out = [{"role": "system", "content": WORD_PROMPT}]
-    for text, name, kind, names in (*WORD_EXAMPLES, (utterance, word, "", tuple(known))):
-        out.append({"role": "user", "content": f"Known objects: {', '.join(names) or 'none'}\nRequest: {text}\n"
-                                               f"Word: {name}"})
+    for text, name, kind in (*WORD_EXAMPLES, (utterance, word, "")):
+        out.append({"role": "user", "content": f"Request: {text}\nWord: {name}"})
         if kind:
             out.append({"role": "assistant", "content": dumps({"word": name, "is": kind})})
     return out
 
 
-def word_schema(word: str, known: Sequence[str] = ()) -> dict:
+def word_schema(word: str) -> dict:
+    return {"type": "object", "properties": {"word": {"enum": [word]}, "is": {"enum": ["thing", "action"]}},
+            "required": ["word", "is"], "additionalProperties": False}
+
+
+def slip_messages(word: str, utterance: str, known: Sequence[str]) -> list[dict]:
+    """The second side question's messages: is `word` a known object (`Object` members in `known`) misheard, a
+    thing, or part of the action?"""
+    out = [{"role": "system", "content": SLIP_PROMPT}]
+    for text, name, kind, names in (*SLIP_EXAMPLES, (utterance, word, "", tuple(known))):
+        out.append({"role": "user", "content": f"Known objects: {', '.join(names)}\nRequest: {text}\nWord: {name}"})
+        if kind:
+            out.append({"role": "assistant", "content": dumps({"word": name, "is": kind})})
+    return out
+
+
+def slip_schema(word: str, known: Sequence[str]) -> dict:
     return {"type": "object", "properties": {"word": {"enum": [word]}, "is": {"enum": ["thing", "action", *known]}},
             "required": ["word", "is"], "additionalProperties": False}
 
@@ -968,19 +995,27 @@ class ToolCallPlanner:
         return PlannerReply(answer, value, usage, context, announces)
 
     def word_kind(self, word: str, utterance: str, objects: Sequence[ObjectEntry] = ()) -> tuple[str, Usage]:
-        """A short side question for an unknown-object answer: is the person's `word` a known object the
-        speech-to-text engine misheard ("the bole": the BOWL; its plan name is returned), a "thing" to point at,
-        or part of the action asked for ("tidy the table": tidy; "do a present": present; "action")? "thing"
-        when the backend fails or answers out of form, so the person is asked to point, as before."""
-        known = {o.member: o.name for o in objects}
+        """Short side questions for an unknown-object answer: is the person's `word` part of the action asked
+        for ("tidy the table": tidy; "do a present": present; "action"), and if it names a thing, a known object
+        the speech-to-text engine misheard ("the bole": the BOWL; its plan name is returned) or a "thing" to point
+        at? The second question (offered the objects too) is asked only when the first finds a thing: alone, it
+        took verbs that are also nouns ("bin the soup can") for things; an "action" it answers stays a thing.
+        "thing" when the backend fails or answers out of form, so the person is asked to point, as before."""
         try:
-            value, usage = self._ask(word_messages(word, utterance, list(known)), word_schema(word, list(known)))
+            value, usage = self._ask(word_messages(word, utterance), word_schema(word))
         except BackendError:
             return "thing", Usage(calls=1)
+        if isinstance(value, dict) and value.get("is") == "action":
+            return "action", usage
+        known = {o.member: o.name for o in objects}
+        if not known:
+            return "thing", usage
+        try:
+            value, more = self._ask(slip_messages(word, utterance, list(known)), slip_schema(word, list(known)))
+        except BackendError:
+            return "thing", usage + Usage(calls=1)
         kind = value.get("is") if isinstance(value, dict) else None
-        if isinstance(kind, str) and kind in known:
-            return known[kind], usage
-        return ("action" if kind == "action" else "thing"), usage
+        return (known[kind] if isinstance(kind, str) and kind in known else "thing"), usage + more
 
     def teach(self, name: str, utterance: str, steps: Sequence[Call], generalized: Sequence[str],
               taken: Iterable[str] = ()) -> tuple[Signature, Usage]:
