@@ -44,6 +44,20 @@ def test_the_robot_state_reaches_the_prompt_each_turn_and_the_prompt_only_grows(
         assert s.confirm().say == "Done." and s.check("'ball' in 'gift_bag'")
 
 
+def test_during_a_lesson_the_prompt_says_what_is_being_taught_and_about_which_object(fresh: TabletopEnv,
+                                                                                    tmp_path) -> None:
+    # "stash the duck", then "grab it": the model had taken "it" for the scene's first item (probe: 0 of 12)
+    llm = ScriptedLLM([{"unknown_behaviour": "stash", "objects": ["DUCK"]},
+                       answer([("duck", "gripper")], ("pickup", {"obj": "duck"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("stash the duck").kind == "teach"
+        assert "Lesson:" not in llm.calls[0]["messages"][-1]["content"]
+        s.say("grab it")
+        turn = llm.calls[1]["messages"][-1]["content"]
+        assert "Lesson: the person is showing how to stash DUCK, one step at a time." in turn
+        assert turn.endswith("\nRequest: grab it")
+
+
 def test_a_failing_step_is_replanned_on_the_private_copy_before_the_person_sees_the_plan(fresh: TabletopEnv,
                                                                                          tmp_path) -> None:
     # the case: the item is already in the hand, and the model plans goto(container); grasp()

@@ -323,9 +323,12 @@ class TableState:
     where: dict[str, str]
     places: tuple[str, ...]
     last: str = ""
+    lesson: tuple[str, ...] = ()
+    """During a lesson: the behaviour's name, then the objects the request named (plan names)."""
 
     def text(self) -> str:
-        """`State: the gripper holds CANDY. In GIFT_BAG: BALL. In TRAY: nothing. On TABLE: CUBE, DUCK.`"""
+        """`State: the gripper holds CANDY. In GIFT_BAG: BALL. In TRAY: nothing. On TABLE: CUBE, DUCK.`, then
+        the last plan's outcome and the lesson under way, if any."""
         parts = [f"the gripper holds {self.held.upper() if self.held else 'nothing'}"]
         for place in self.places:
             inside = sorted(i.upper() for i, p in self.where.items() if p == place)
@@ -334,7 +337,14 @@ class TableState:
         others = sorted(f"{i.upper()} on {p.upper()}" for i, p in self.where.items() if p not in self.places)
         parts += others
         out = "State: " + ". ".join(parts) + "."
-        return f"{out}\nLast plan: {self.last}" if self.last else out
+        if self.last:
+            out += f"\nLast plan: {self.last}"
+        if self.lesson:  # what "it" stands for while the steps are shown (measured: "grab it" took the first item)
+            name, *named = self.lesson
+            what = " and ".join(o.upper() for o in named)
+            out += f"\nLesson: the person is showing how to {_words(name)}{' ' + what if what else ''}, one step " \
+                   "at a time."
+        return out
 
 
 def turn_context(state: TableState | None, space: ActionSpace, objects: Sequence[ObjectEntry],

@@ -215,10 +215,12 @@ class SandboxSession:
         return TableCopy.of_env(self.env, {n: [e for _, e in m.events] for n, m in self.world.motions.items()})
 
     def state(self, table: TableCopy | None = None) -> TableState:
-        """What the planner is told before each utterance: the gripper, every place's contents, the last plan."""
+        """What the planner is told before each utterance: the gripper, every place's contents, the last plan,
+        the lesson under way."""
         table = table or self.table()
         places = tuple(o.name for o in self.objects if o.kind != "item")
-        return TableState(table.held, dict(table.where), places, self.last)
+        lesson = (self.teaching.name, *self.teaching.objects) if self.teaching is not None else ()
+        return TableState(table.held, dict(table.where), places, self.last, lesson)
 
     def _plan(self, utterance: str, request: str | None = None) -> Reply:
         request = request or utterance
