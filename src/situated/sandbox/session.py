@@ -376,7 +376,8 @@ class SandboxSession:
           by the model with the reason.
         - The calls run but the stated goal is not reached: calls over a taught behaviour or a shown motion are
           kept (its effect is known from its lesson or its gripper events, the model's goal for it is a guess)
-          with their effect as the goal. Calls
+          with their effect as the goal; so are calls that use only what the request names when every goal pair
+          they miss names a place it does not (`_said_where`). Calls
           the search would only extend are sent back to the model, which says whether the request asked for
           more ("go to the box" with the apple in hand need not drop it); calls the search replaces are
           replaced."""
