@@ -58,6 +58,24 @@ def test_during_a_lesson_the_prompt_says_what_is_being_taught_and_about_which_ob
         assert turn.endswith("\nRequest: grab it")
 
 
+def test_an_item_the_request_does_not_name_is_left_out_of_the_plan(fresh: TabletopEnv, tmp_path) -> None:
+    # seen: "then put the candy in the gift bag" (during a lesson about the ball) planned with the ball too
+    both = answer([("candy", "gift_bag"), ("ball", "gift_bag")], ("pickup", {"obj": "candy"}),
+                  ("goto", {"obj": "gift_bag"}), ("release", {}), ("pickup", {"obj": "ball"}),
+                  ("goto", {"obj": "gift_bag"}), ("release", {}))
+    llm = ScriptedLLM([both, answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       answer([("duck", "tray")], ("goto", {"obj": "tray"}), ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        shown = s.say("then put the candy in the gift bag")
+        assert shown.plan.text == "pickup('candy')\ngoto('gift_bag')\nrelease()\n"
+        assert "I left out the ball" in shown.say
+        assert s.confirm().say == "Done." and not s.check("'ball' in 'gift_bag'")
+        s.say("pick up the duck")
+        s.confirm()
+        shown = s.say("put it in the tray")  # names no item: the pronoun is the model's to resolve
+        assert shown.plan.text == "goto('tray')\nrelease()\n" and "left out" not in shown.say
+
+
 def test_a_failing_step_is_replanned_on_the_private_copy_before_the_person_sees_the_plan(fresh: TabletopEnv,
                                                                                          tmp_path) -> None:
     # the case: the item is already in the hand, and the model plans goto(container); grasp()

@@ -339,6 +339,18 @@ class SandboxSession:
         return True
 
     @staticmethod
+    def _unnamed(request: str, table: TableCopy, calls: Sequence[Call], goal: Sequence[Condition]) -> set[str]:
+        """The items a plan moves that a request naming items never names (nor holds): the model's additions
+        ("then put the candy in the gift bag" planned with the ball, the lesson's object, too). Empty when the
+        request names no item ("put it in the box": the pronoun's item is the model's to resolve)."""
+        named = {i for i in table.items if said(i, request)}
+        if not named:
+            return set()
+        used = {str(a) for c in calls for a in c.args if str(a) in table.items} | {
+            str(c.args[0]) for c in goal if str(c.args[0]) in table.items}
+        return used - named - {table.held}
+
+    @staticmethod
     def _said_where(request: str, table: TableCopy, calls: Sequence[Call], done: Sequence[Condition],
                     unmet: Sequence[Condition]) -> bool:
         """Whether calls that run and move things but miss the stated goal are the better reading: every object
@@ -372,6 +384,8 @@ class SandboxSession:
         """The model's calls tried on a copy of the table. Returns the calls to show, the goal they are checked
         against after the run, and a note for the person ('' when the model's own calls hold).
 
+        - Items the request does not name moved along with those it names: left out, the rest planned by the
+          search (`_unnamed`).
         - A step fails: the shortest calls a search over the API finds for the stated goal, else one rewrite
           by the model with the reason.
         - The calls run but the stated goal is not reached: calls over a taught behaviour or a shown motion are
@@ -388,9 +402,15 @@ class SandboxSession:
         # taught behaviours and shown motions: their effect on the copy is known from the lesson or the demo's
         # gripper events; the model's goal for them is a guess ("knock on the duck": DUCK in GRIPPER)
         taught = any(isinstance(self.space.get(c.action), Behaviour) or c.action in self.world.motions for c in calls)
+        proposed = {"proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]}
+        extra = set() if taught else self._unnamed(request, table, calls, goal)
+        kept = tuple(c for c in goal if str(c.args[0]) not in extra)
+        if extra and kept and (found := search(kept, self.space, table, [str(a) for c in kept for a in c.args])):
+            left = ", ".join(f"the {_words(i)}" for i in sorted(extra))
+            self._log("note", {"text": f"left out {left}: the request does not name it", **proposed})
+            return found, kept, f"I left out {left}: you did not mention {'it' if len(extra) == 1 else 'them'}."
         if trial.achieves and (goal or not taught):
             return calls, goal, ""
-        proposed = {"proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]}
         if trial.achieves:  # a taught behaviour with no stated goal: what it does on the copy is checked after
             return calls, moved(table, trial.after), ""
         if trial.ok and taught:
