@@ -178,7 +178,7 @@ def test_done_is_said_only_when_the_goal_holds_after_the_run(fresh: TabletopEnv,
 def test_the_table_is_a_place(fresh: TabletopEnv, tmp_path) -> None:
     llm = ScriptedLLM([answer([("duck", "table")], ("pickup", {"obj": "duck"}), ("goto", {"obj": "table"}),
                               ("release", {})),
-                       {"unknown_behaviour": "wipe", "objects": ["TABLE"]},
+                       {"unknown_behaviour": "wipe", "objects": ["TABLE"]}, {"word": "table", "is": "thing"},
                        answer([], ("goto", {"obj": "table"}))])  # asked again (the table is named): no goal
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         assert any(o.name == "table" and o.kind == "place" for o in s.objects)
@@ -274,7 +274,10 @@ def test_calls_that_put_the_item_where_the_person_said_win_over_a_goal_naming_a_
                        answer([], ("goto", {"obj": "tray"})),
                        answer([("cube", "table")], ("release", {})),
                        answer([("ball", "gripper")], ("pickup", {"obj": "ball"})),
-                       answer([("ball", "table")], *put)])
+                       answer([("ball", "table")], *put),
+                       answer([("candy", "gripper")], ("pickup", {"obj": "candy"})),
+                       answer([], ("goto", {"obj": "gift_bag"})),
+                       answer([("candy", "gripper")], ("release", {}))])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         s.say("grab the duck")
         s.confirm()
@@ -296,6 +299,14 @@ def test_calls_that_put_the_item_where_the_person_said_win_over_a_goal_naming_a_
         shown = s.say("put it back on the table")
         assert shown.plan.text == "release()\n" or "goto('table')" in shown.plan.text
         assert s.confirm().say == "Done." and s.check("'ball' on 'table'")
+        # "let go of it" stated as holding the candy, which nobody named: a guess too, the release stands
+        s.say("grab the candy")
+        s.confirm()
+        s.say("go to the gift bag")
+        s.confirm()
+        shown = s.say("let go of it")
+        assert shown.plan.text == "release()\n" and not shown.say.startswith("Careful")
+        assert s.confirm().say == "Done." and s.check("'candy' in 'gift_bag'")
 
 
 def test_the_copy_fails_like_the_arm_and_search_finds_composed_steps(fresh: TabletopEnv) -> None:

@@ -496,9 +496,16 @@ def said(name: str, utterance: str, besides: str = "") -> bool:
     guess ("clear away the toys" came back with the cube too), and a lesson's parameters must be what the person
     asked about. `besides`: a name (the model's unknown behaviour, `make_gift`) whose words do not count ("make a
     gift with the duck" does not name the GIFT_BAG)."""
+    return bool(said_words(name, utterance, besides))
+
+
+def said_words(name: str, utterance: str, besides: str = "") -> list[str]:
+    """The words of the request that say a known object's name, as `said` reads them ("gift" of "make a gift
+    with the duck" for the GIFT_BAG)."""
     skip = besides.split("_") if besides else []
     words = [w for w in _tokens(utterance) if not any(_close(p, w) for p in skip)]
-    return any(len(part) >= 3 and any(_heard_as(part, w) for w in words) for part in name.split("_"))
+    parts = [part for part in name.split("_") if len(part) >= 3]
+    return [w for w in words if any(_heard_as(part, w) for part in parts)]
 
 
 def _close(a: str, b: str) -> bool:
@@ -1004,6 +1011,15 @@ class ToolCallPlanner:
                 value = {**value, "objects": [o.upper() for o in kept]}
         return PlannerReply(answer, value, usage, context, announces)
 
+    def is_action_word(self, word: str, utterance: str) -> tuple[bool, Usage]:
+        """The first side question alone: is the person's `word` part of the action asked for ("make a gift with
+        the duck": gift) rather than a thing? False when the backend fails or answers out of form."""
+        try:
+            value, usage = self._ask(word_messages(word, utterance), word_schema(word))
+        except BackendError:
+            return False, Usage(calls=1)
+        return isinstance(value, dict) and value.get("is") == "action", usage
+
     def word_kind(self, word: str, utterance: str, objects: Sequence[ObjectEntry] = ()) -> tuple[str, Usage]:
         """Short side questions for an unknown-object answer: is the person's `word` part of the action asked
         for ("tidy the table": tidy; "do a present": present; "action"), and if it names a thing, a known object
@@ -1011,11 +1027,8 @@ class ToolCallPlanner:
         at? The second question (offered the objects too) is asked only when the first finds a thing: alone, it
         took verbs that are also nouns ("bin the soup can") for things; an "action" it answers stays a thing.
         "thing" when the backend fails or answers out of form, so the person is asked to point, as before."""
-        try:
-            value, usage = self._ask(word_messages(word, utterance), word_schema(word))
-        except BackendError:
-            return "thing", Usage(calls=1)
-        if isinstance(value, dict) and value.get("is") == "action":
+        action, usage = self.is_action_word(word, utterance)
+        if action:
             return "action", usage
         known = {o.member: o.name for o in objects}
         if not known:

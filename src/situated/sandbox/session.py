@@ -53,6 +53,7 @@ from ..planners.toolcall import (
     answer_of_calls,
     goal_answer,
     said,
+    said_words,
     turn_context,
 )
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
@@ -291,8 +292,8 @@ class SandboxSession:
           unknown-object form; an unknown behaviour answered then is read as above."""
         answer = reply.answer
         places = [o.name for o in self.objects if o.kind != "item"]
-        if isinstance(answer, UnknownBehaviour) and self.teaching is None and any(
-                said(p, request, answer.name) for p in places):
+        if isinstance(answer, UnknownBehaviour) and self.teaching is None and self._names_a_place(
+                request, answer.name, places):
             again = self.planner.plan(request, self.space, self.objects, self.memory,
                                       containers=containers_of(self.env), state=state, lesson=True)
             self._used(again.usage, "plan")
@@ -323,6 +324,19 @@ class SandboxSession:
                 return self._reread(request, again, table, state)
             return again
         return reply
+
+    def _names_a_place(self, request: str, verb: str, places: Sequence[str]) -> bool:
+        """Whether a request the model answered with the unknown behaviour `verb` names a container or place
+        besides in the verb's own words, and the word that names it is a thing to the person, not part of the
+        action (the side question: "make a gift with the duck" answered `make` says "gift", which is what is to
+        be made, not the GIFT_BAG)."""
+        for place in places:
+            for word in dict.fromkeys(said_words(place, request, verb)):
+                action, usage = self.planner.is_action_word(word, request)
+                self._used(usage, "word")
+                if not action:
+                    return True
+        return False
 
     @staticmethod
     def _named(goal: Sequence[Condition], request: str, verb: str, table: TableCopy) -> bool:
@@ -358,12 +372,14 @@ class SandboxSession:
         somewhere the request never names: the goal is then the model's guess, the calls are not ("set it down
         in the tray" stated as `DUCK on TABLE` but planned goto(TRAY), release(); "and let it go" over the tray,
         stated as `CUBE on TABLE`). The model's two readings are grounded in the words said, as `_named` grounds
-        a lesson's objects; a goal to hold an item always stands."""
+        a lesson's objects. A goal to hold an item the request names stands ("pick up the apple" planned with a
+        goto to a box nobody named is planned again); one to hold an unnamed item is a guess too ("let go of it"
+        stated as `BALL in GRIPPER`)."""
         if not done or not unmet:
             return False
         if not all(str(a) == table.held or said(str(a), request) for c in calls for a in c.args):
             return False
-        return all(c.kind != "holds" and not said(str(c.args[-1]), request) for c in unmet)
+        return all(not said(str(c.args[-1]), request) for c in unmet)
 
     def _ask_for_motion(self, request: str, answer: UnknownSkill) -> Reply:
         """The planner found a motion missing: ask to be shown it (`demo`), on the first object the request named."""
