@@ -501,9 +501,11 @@ def said(name: str, utterance: str, besides: str = "") -> bool:
 
 def said_words(name: str, utterance: str, besides: str = "") -> list[str]:
     """The words of the request that say a known object's name, as `said` reads them ("gift" of "make a gift
-    with the duck" for the GIFT_BAG)."""
+    with the duck" for the GIFT_BAG). Two neighbouring words count as one too: speech-to-text splits names
+    ("straw berry" for the STRAWBERRY)."""
     skip = besides.split("_") if besides else []
     words = [w for w in _tokens(utterance) if not any(_close(p, w) for p in skip)]
+    words += [a + b for a, b in zip(words, words[1:], strict=False) if min(len(a), len(b)) >= 3]
     parts = [part for part in name.split("_") if len(part) >= 3]
     return [w for w in words if any(_heard_as(part, w) for part in parts)]
 
