@@ -25,6 +25,7 @@ Decoding is greedy (temperature 0); the paper used gpt-3.5-turbo at temperature 
 
 from __future__ import annotations
 
+import itertools
 import json
 import keyword
 import re
@@ -505,9 +506,11 @@ def said_words(name: str, utterance: str, besides: str = "") -> list[str]:
     ("straw berry" for the STRAWBERRY)."""
     skip = besides.split("_") if besides else []
     words = [w for w in _tokens(utterance) if not any(_close(p, w) for p in skip)]
-    words += [a + b for a, b in zip(words, words[1:], strict=False) if min(len(a), len(b)) >= 3]
     parts = [part for part in name.split("_") if len(part) >= 3]
-    return [w for w in words if any(_heard_as(part, w) for part in parts)]
+    out = [w for w in words if any(_heard_as(part, w) for part in parts)]
+    # joined words match by spelling only, and only long parts: by sound, "the ball" would say TABLE
+    joined = [a + b for a, b in itertools.pairwise(words) if min(len(a), len(b)) >= 3]
+    return out + [w for w in joined if any(len(part) >= 6 and _close(part, w) for part in parts)]
 
 
 def _close(a: str, b: str) -> bool:
