@@ -21,6 +21,13 @@ from situated.sandbox.session import SandboxSession
 from situated.sandbox.table_copy import TableCopy
 
 
+def done(session: SandboxSession, *utterances: str) -> None:
+    """Say each utterance and run its plan."""
+    for text in utterances:
+        session.say(text)
+        session.confirm()
+
+
 def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
     return {"goal": answer_goal(goal),
             "calls": answer_calls(items)}
@@ -286,10 +293,7 @@ def test_calls_that_put_the_item_where_the_person_said_win_over_a_goal_naming_a_
             Condition("inside", ("duck", "tray")),)
         assert s.confirm().say == "Done." and s.check("'duck' in 'tray'")
         # nobody named a place: "and let it go" over the tray is a release there, whatever goal was guessed
-        s.say("grab the cube")
-        s.confirm()
-        s.say("move over to the tray")
-        s.confirm()
+        done(s, "grab the cube", "move over to the tray")
         shown = s.say("and let it go")
         assert shown.plan.text == "release()\n"
         assert s.confirm().say == "Done." and s.check("'cube' in 'tray'")
@@ -300,10 +304,7 @@ def test_calls_that_put_the_item_where_the_person_said_win_over_a_goal_naming_a_
         assert shown.plan.text == "release()\n" or "goto('table')" in shown.plan.text
         assert s.confirm().say == "Done." and s.check("'ball' on 'table'")
         # "let go of it" stated as holding the candy, which nobody named: a guess too, the release stands
-        s.say("grab the candy")
-        s.confirm()
-        s.say("go to the gift bag")
-        s.confirm()
+        done(s, "grab the candy", "go to the gift bag")
         shown = s.say("let go of it")
         assert shown.plan.text == "release()\n" and not shown.say.startswith("Careful")
         assert s.confirm().say == "Done." and s.check("'candy' in 'gift_bag'")

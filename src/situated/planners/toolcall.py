@@ -849,12 +849,13 @@ names an object or a place the robot should find, "action" if it is part of what
 do (a verb, or what is to be made or done). Answer with JSON.
 """
 WORD_EXAMPLES = (
-    ("go to the stapler", "stapler", "thing"),
-    ("wave at me", "wave", "action"),
-    ("put the marker in the tray", "marker", "thing"),
-    ("make a sandwich with the bread", "sandwich", "action"),
+    ("go to the stapler", "stapler", "thing", ()),
+    ("wave at me", "wave", "action", ()),
+    ("put the marker in the tray", "marker", "thing", ()),
+    ("make a sandwich with the bread", "sandwich", "action", ()),
 )
-"""The side question's worked examples: the system prompt's own unknown examples."""
+"""The side question's worked examples (request, word, answer, known objects: none offered): the system prompt's
+own unknown examples."""
 
 SLIP_PROMPT = """\
 A person asked a robot arm for something; a speech-to-text engine wrote the request down and sometimes \
@@ -875,33 +876,21 @@ SLIP_EXAMPLES = (
 objects, and two misheard names."""
 
 
-def word_messages(word: str, utterance: str) -> list[dict]:
-    """The side question's messages: is `word` of `utterance` a thing or part of the action?"""
-    out = [{"role": "system", "content": WORD_PROMPT}]
-    for text, name, kind in (*WORD_EXAMPLES, (utterance, word, "")):
-        out.append({"role": "user", "content": f"Request: {text}\nWord: {name}"})
+def word_messages(word: str, utterance: str, known: Sequence[str] | None = None) -> list[dict]:
+    """A side question's messages about `word` of `utterance`: is it a thing or part of the action (`known`
+    None), or, offered the `Object` members in `known`, also a known object misheard (`SLIP_PROMPT`)?"""
+    prompt, examples = (WORD_PROMPT, WORD_EXAMPLES) if known is None else (SLIP_PROMPT, SLIP_EXAMPLES)
+    out = [{"role": "system", "content": prompt}]
+    for text, name, kind, names in (*examples, (utterance, word, "", tuple(known or ()))):
+        offered = "" if known is None else f"Known objects: {', '.join(names)}\n"
+        out.append({"role": "user", "content": f"{offered}Request: {text}\nWord: {name}"})
         if kind:
             out.append({"role": "assistant", "content": dumps({"word": name, "is": kind})})
     return out
 
 
-def word_schema(word: str) -> dict:
-    return {"type": "object", "properties": {"word": {"enum": [word]}, "is": {"enum": ["thing", "action"]}},
-            "required": ["word", "is"], "additionalProperties": False}
-
-
-def slip_messages(word: str, utterance: str, known: Sequence[str]) -> list[dict]:
-    """The second side question's messages: is `word` a known object (`Object` members in `known`) misheard, a
-    thing, or part of the action?"""
-    out = [{"role": "system", "content": SLIP_PROMPT}]
-    for text, name, kind, names in (*SLIP_EXAMPLES, (utterance, word, "", tuple(known))):
-        out.append({"role": "user", "content": f"Known objects: {', '.join(names)}\nRequest: {text}\nWord: {name}"})
-        if kind:
-            out.append({"role": "assistant", "content": dumps({"word": name, "is": kind})})
-    return out
-
-
-def slip_schema(word: str, known: Sequence[str]) -> dict:
+def word_schema(word: str, known: Sequence[str] = ()) -> dict:
+    """A side question's answer: "thing", "action" or one of the members offered."""
     return {"type": "object", "properties": {"word": {"enum": [word]}, "is": {"enum": ["thing", "action", *known]}},
             "required": ["word", "is"], "additionalProperties": False}
 
@@ -1039,7 +1028,7 @@ class ToolCallPlanner:
         if not known:
             return "thing", usage
         try:
-            value, more = self._ask(slip_messages(word, utterance, list(known)), slip_schema(word, list(known)))
+            value, more = self._ask(word_messages(word, utterance, list(known)), word_schema(word, list(known)))
         except BackendError:
             return "thing", usage + Usage(calls=1)
         kind = value.get("is") if isinstance(value, dict) else None

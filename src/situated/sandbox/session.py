@@ -346,7 +346,7 @@ class SandboxSession:
             return False
         for c in goal:
             names = [str(a) for a in c.args]
-            if c.kind == "holds" or not all(n == table.held or said(n, request, verb) for n in names[:1]):
+            if c.kind == "holds" or not all(_heard(n, request, table, verb) for n in names[:1]):
                 return False
             if not all(said(n, request, verb) for n in names[1:]):
                 return False
@@ -357,12 +357,10 @@ class SandboxSession:
         """The items a plan moves that a request naming items never names (nor holds): the model's additions
         ("then put the candy in the gift bag" planned with the ball, the lesson's object, too). Empty when the
         request names no item ("put it in the box": the pronoun's item is the model's to resolve)."""
-        named = {i for i in table.items if said(i, request)}
-        if not named:
+        if not any(said(i, request) for i in table.items):
             return set()
-        used = {str(a) for c in calls for a in c.args if str(a) in table.items} | {
-            str(c.args[0]) for c in goal if str(c.args[0]) in table.items}
-        return used - named - {table.held}
+        used = {str(a) for c in calls for a in c.args} | {str(c.args[0]) for c in goal}
+        return {i for i in used & table.items if not _heard(i, request, table)}
 
     @staticmethod
     def _said_where(request: str, table: TableCopy, calls: Sequence[Call], done: Sequence[Condition],
@@ -377,7 +375,7 @@ class SandboxSession:
         stated as `BALL in GRIPPER`)."""
         if not done or not unmet:
             return False
-        if not all(str(a) == table.held or said(str(a), request) for c in calls for a in c.args):
+        if not all(_heard(str(a), request, table) for c in calls for a in c.args):
             return False
         return all(not said(str(c.args[-1]), request) for c in unmet)
 
@@ -414,7 +412,6 @@ class SandboxSession:
         answer = reply.answer
         assert isinstance(answer, PlannedCalls)
         calls, goal = answer.calls, answer.goal
-        trial = try_plan(calls, self.space, table, goal)
         # taught behaviours and shown motions: their effect on the copy is known from the lesson or the demo's
         # gripper events; the model's goal for them is a guess ("knock on the duck": DUCK in GRIPPER)
         taught = any(isinstance(self.space.get(c.action), Behaviour) or c.action in self.world.motions for c in calls)
@@ -425,18 +422,20 @@ class SandboxSession:
             left = ", ".join(f"the {_words(i)}" for i in sorted(extra))
             self._log("note", {"text": f"left out {left}: the request does not name it", **proposed})
             return found, kept, f"I left out {left}: you did not mention {'it' if len(extra) == 1 else 'them'}."
+        trial = try_plan(calls, self.space, table, goal)
         if trial.achieves and (goal or not taught):
             return calls, goal, ""
+        done = moved(table, trial.after)
         if trial.achieves:  # a taught behaviour with no stated goal: what it does on the copy is checked after
-            return calls, moved(table, trial.after), ""
+            return calls, done, ""
         if trial.ok and taught:
             self._log("note", {"text": f"calls kept, goal {unmet_text(trial.unmet)} replaced by their effect",
                                **proposed})
-            return calls, moved(table, trial.after), ""
-        if trial.ok and self._said_where(request, table, calls, moved(table, trial.after), trial.unmet):
+            return calls, done, ""
+        if trial.ok and self._said_where(request, table, calls, done, trial.unmet):
             self._log("note", {"text": f"calls kept: the request names what they use, not where "
                                        f"{unmet_text(trial.unmet)} puts it", **proposed})
-            return calls, moved(table, trial.after), ""
+            return calls, done, ""
         why = trial.failed or f"it would not make {unmet_text(trial.unmet)}"
         named = [str(a) for c in calls for a in c.args]
         if not goal and taught:  # a taught behaviour that fails here: what it does from a free gripper
@@ -912,6 +911,12 @@ def parse_condition(text: str, source: str | None = None) -> Condition:
 
 def _words(name: str) -> str:
     return name.replace("_", " ")
+
+
+def _heard(name: str, request: str, table: TableCopy, verb: str = "") -> bool:
+    """Whether an object is one the request names (`said`, the words of the unknown `verb` aside) or the item in
+    the gripper ("it")."""
+    return name == table.held or said(name, request, verb)
 
 
 def _plain(reason: str) -> str:

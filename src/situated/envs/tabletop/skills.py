@@ -186,8 +186,8 @@ class Skills:
             return self._stopped(error)
         return ""
 
-    def _stopped(self, error: float) -> str:
-        """Why a move ended short: what the arm (or what it holds) is pressing against."""
+    def _stopped(self, error: float, aim: str = "the goal") -> str:
+        """Why a move ended short of `aim`: what the arm (or what it holds) is pressing against."""
         world, held = self.world, self.world.held_name()
         blockers = [name for name, body in world.bodies.items() if name != held and (
             world.client.getContactPoints(self.arm.uid, body.uid)
@@ -196,7 +196,7 @@ class Skills:
             blockers = ["the table"]
         by = f"blocked by {', '.join(repr(b) if b != 'the table' else b for b in blockers)}" if blockers \
             else "blocked"
-        return f"stopped {error * 100:.1f} cm short of the goal ({by})"
+        return f"stopped {error * 100:.1f} cm short of {aim} ({by})"
 
     def go_home(self) -> str:
         with self._looking():
@@ -329,7 +329,7 @@ class Skills:
             point = self.grasp_point(target)
             error = self.arm.move_line(point, top_down(self.grasp_yaw(target)), speed=0.25)
             if error > 2 * ARRIVAL_TOLERANCE:   # something lies on it or around it: say what, not "missed"
-                short = self._stopped(error).replace("of the goal", f"of '{target}'")
+                short = self._stopped(error, f"'{target}'")
         self.arm.move_fingers(0.0)
         both = target is not None and all(self.arm.touching(self.world.bodies[target].uid))
         slipped = both and self.rng.random() < self.slip_probability
