@@ -168,6 +168,32 @@ def test_a_taught_behaviour_is_kept_when_the_models_goal_for_it_disagrees(fresh:
         assert "Steps: pickup(item); goto(GIFT_BAG); release()." in prompt
 
 
+def test_a_taught_call_does_not_excuse_the_rest_of_the_request(fresh: TabletopEnv, tmp_path) -> None:
+    # "bag the cube and then put the ball in the tray" planned bag(CUBE), goto(TRAY), release(): the taught call's
+    # effect stands for the cube, but the ball, said with the tray, must still get there (it had been dropped)
+    bag = [{"unknown_behaviour": "bag", "objects": ["DUCK"]},
+           answer([("duck", "gift_bag")], ("pickup", {"obj": "duck"}), ("goto", {"obj": "gift_bag"}),
+                  ("release", {})),
+           {"name": "bag", "params": ["item"], "doc": "Put the item in the gift bag."}]
+    both = [("cube", "gift_bag"), ("ball", "tray")]
+    llm = ScriptedLLM([*bag, answer(both, ("bag", {"item": "cube"}), ("goto", {"obj": "tray"}), ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        done(s, "bag the duck", "pick up the duck and put it in the gift bag")
+        s.say("that's it")
+        shown = s.say("bag the cube and then put the ball in the tray")
+        assert shown.plan.text.startswith("bag('cube')\npickup('ball')"), shown.plan.text
+        assert s.confirm().say == "Done."
+        assert s.check("'cube' in 'gift_bag'") and s.check("'ball' in 'tray'")
+    # the control: a goal pair about an item the request never names is still the model's guess, and the taught
+    # call stands alone
+    llm = ScriptedLLM([answer([("cube", "tray"), ("candy", "tray")], ("bag", {"item": "cube"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        fresh.reset()
+        shown = s.say("bag the cube, thanks")
+        assert shown.plan.text == "bag('cube')\n"
+        assert s.confirm().say == "Done." and s.check("'cube' in 'gift_bag'") and s.check("'candy' on 'table'")
+
+
 def test_done_is_said_only_when_the_goal_holds_after_the_run(fresh: TabletopEnv, tmp_path) -> None:
     llm = ScriptedLLM([answer([("ball", "gift_bag")], ("pickup", {"obj": "ball"}), ("goto", {"obj": "gift_bag"}),
                               ("release", {}))])

@@ -66,7 +66,7 @@ from .metrics import SessionMetrics, session_metrics
 from .motions import DemoSkill, DemoStep, learn_from_demo
 from .objects import containers_of, pointed_description, scene_entries, taught_kind
 from .replies import CallOutcome, Execution, Plan, Reply, SkillOutcome, Taught
-from .table_copy import TableCopy
+from .table_copy import GRIPPER_WORDS, TableCopy
 from .teaching import Teaching, is_abort, is_done
 from .world import SandboxWorld
 
@@ -362,6 +362,11 @@ class SandboxSession:
         used = {str(a) for c in calls for a in c.args} | {str(c.args[0]) for c in goal}
         return {i for i in used & table.items if not _heard(i, request, table)}
 
+    def _taught_objects(self, calls: Sequence[Call]) -> set[str]:
+        """The objects calls to taught behaviours and shown motions are given."""
+        return {str(a) for c in calls if isinstance(self.space.get(c.action), Behaviour)
+                or c.action in self.world.motions for a in c.args}
+
     @staticmethod
     def _said_where(request: str, table: TableCopy, calls: Sequence[Call], done: Sequence[Condition],
                     unmet: Sequence[Condition]) -> bool:
@@ -429,9 +434,16 @@ class SandboxSession:
         if trial.achieves:  # a taught behaviour with no stated goal: what it does on the copy is checked after
             return calls, done, ""
         if trial.ok and taught:
-            self._log("note", {"text": f"calls kept, goal {unmet_text(trial.unmet)} replaced by their effect",
-                               **proposed})
-            return calls, done, ""
+            acted = self._taught_objects(calls)
+            rest = [c for c in trial.unmet if str(c.args[0]) not in acted and _heard(str(c.args[0]), request, table)
+                    and (str(c.args[-1]) in GRIPPER_WORDS or said(str(c.args[-1]), request))]
+            if not rest:
+                self._log("note", {"text": f"calls kept, goal {unmet_text(trial.unmet)} replaced by their effect",
+                                   **proposed})
+                return calls, done, ""
+            # the goal is a guess only for what the taught calls act on: the rest of the request still counts
+            # ("wrap up the candy and then put the toy car in the tray" planned wrap('candy'), goto(TRAY), release())
+            goal = (*(c for c in done if str(c.args[0]) in acted), *(c for c in goal if str(c.args[0]) not in acted))
         if trial.ok and self._said_where(request, table, calls, done, trial.unmet):
             self._log("note", {"text": f"calls kept: the request names what they use, not where "
                                        f"{unmet_text(trial.unmet)} puts it", **proposed})

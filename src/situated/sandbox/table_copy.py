@@ -24,7 +24,7 @@ TABLE = "table"
 """The table top: a place everything stands on, never an object to pick up."""
 HOME = "home"
 SEED_SKILLS = frozenset({"go_home", "goto", "grasp", "release", "pickup"})
-_GRIPPER = frozenset({"gripper", "hand", "hands"})
+GRIPPER_WORDS = frozenset({"gripper", "hand", "hands"})  # the place names of the gripper in conditions
 ARM_NEAR = 0.05
 """The arm is at an object when the gripper is within this distance (m) of it horizontally."""
 
@@ -185,11 +185,11 @@ class TableCopy:
         if condition.kind == "close":
             return args[0] in (self.arm, self.held)
         if condition.kind == "state":
-            return args[0] in _GRIPPER and len(args) > 1 and (
+            return args[0] in GRIPPER_WORDS and len(args) > 1 and (
                 args[1] in ("open", "opened")) == (self.held is None)
         if len(args) < 2:
             return False
-        if args[1] in _GRIPPER:
+        if args[1] in GRIPPER_WORDS:
             return self.held == args[0]
         return self.where.get(args[0]) == args[1]
 
