@@ -4,8 +4,10 @@ Vocal Sandbox's seed skills (`go_home`, `goto`, `grasp`, `release`, `pickup`) an
 (`grab_and_putin`), plus the motion primitives taught skills are made of (`move_ee`, `follow`, `record_demo`).
 
 - `goto(x)` brings the open gripper 5 cm above an item, turned to grasp it; over a container it brings what the
-  gripper holds over the container's centre, turned to fit its long side, low enough to drop gently (its bottom
-  1.5 cm above the floor) but with the hand above the rim; at a taught spot it hovers above the spot.
+  gripper holds over a free spot in it (`packing`: the first item halfway off the centre along the container's
+  x axis, later ones clear of what is inside), turned to the container, low enough to drop gently (its bottom
+  1.5 cm above the floor or what lies there) but with the hand above the rim; at a taught spot it hovers above
+  the spot.
 - `grasp()` descends onto the item under the gripper (`pickup(x)`: onto x itself, closing above the rim of a
   container x lies in), closes the fingers and checks that both touch it; the item is
   then fixed to the hand by a constraint (a common simulator practice: the grasp does not rely on friction). With
@@ -32,6 +34,7 @@ from .arm import HOME, TICK, Arm, top_down
 from .bodies import Quat, rotation, yaw_of
 from .grasp_planning import HAND_ABOVE, rank_yaws
 from .kinematics import forward
+from .packing import Content, discs, free_spot
 from .relations import inside, on_place
 from .seen import Grip, SeenWorld
 from .world import TABLE_Z, TIME_STEP, World
@@ -45,12 +48,6 @@ MAX_TRAVEL_Z = 0.50
 FINGERTIP = 0.012        # fingertips reach this far below the gripper point
 REACH_TOLERANCE = 0.01   # a pose whose IK solution misses by more than this is out of reach
 ARRIVAL_TOLERANCE = 0.01
-SPOT_STEP = 0.005        # grid step when looking for a free spot to drop into a container
-FINGER_MARGIN = 0.025    # the closed fingers reach this far beyond a held item's footprint, along their axis
-SHALLOW_RIM = 0.03       # a container whose rim is lower than this (a plate) is shallow: see _free_spot
-SHALLOW_KEEP = 0.03      # into a shallow container, the held item's centre at least this far inside its rim
-WALL_MARGIN = 0.01       # a drop spot keeps the held item this far from a container's inner walls: the camera's
-                         # container and the grip's item are each off by a few mm, together up to about 8 mm
 
 
 def _fold(yaw: float) -> float:
@@ -243,8 +240,8 @@ class Skills:
         return self._transit(goal, orientation)
 
     def _over_container(self, name: str) -> tuple[np.ndarray, float]:
-        """Where to put the gripper to release into a container: the held item's centre over the container's
-        centre, its long side along the container's, its bottom 1.5 cm above the floor but the hand 1.5 cm above
+        """Where to put the gripper to release into a container: the held item's centre over a free spot
+        (`_free_spot`), the hand turned to the container, its bottom 1.5 cm above the floor but the hand 1.5 cm above
         the rim; with nothing held, just above the rim."""
         world = self.seen
         shape = world.bodies[name].spec.container
@@ -257,43 +254,28 @@ class Skills:
             return np.array([centre[0], centre[1], base + shape.rim + FINGERTIP + RIM_CLEARANCE]), yaw
         ee, q = self.arm.ee_pose()
         offset = rotation(top_down(yaw)) @ (rotation(q).T @ (world.centre(held) - ee))
-        spot, below = self._free_spot(name, held)
+        spot, below = self._free_spot(name, held, yaw)
         floor = max(base + shape.floor, below)
         z = max(floor + self._hang() + 0.015, base + shape.rim + HAND_CLEARANCE - HAND_ABOVE)
         return np.array([spot[0] - offset[0], spot[1] - offset[1], z]), yaw
 
-    def _free_spot(self, container: str, held: str) -> tuple[np.ndarray, float]:
-        """Where in `container` to drop `held` (world x, y) and the highest top of the contents under it there:
-        the centre when the container is empty, else the spot farthest from what is already inside (so a second
-        item does not land on the first), keeping the held item (`WALL_MARGIN` away) and the fingers around it
-        (they close along the container's local y, the hand being turned to the container) within the inner
-        walls; over a shallow container (a plate) the item and the fingers may reach over the rim, the item's
-        centre `SHALLOW_KEEP` inside it."""
+    def _free_spot(self, container: str, held: str, yaw: float) -> tuple[np.ndarray, float]:
+        """Where in `container` to drop `held` (world x, y), the hand turned to `yaw`, and the highest top of the
+        contents under it there (`packing.free_spot`: footprints as discs, as the camera sees them)."""
         world = self.seen
         shape = world.bodies[container].spec.container
         assert shape is not None
-        reach = max(world.bodies[held].spec.footprint) / 2
-        keep = reach + WALL_MARGIN         # the held item's centre from the inner walls
-        fingers = FINGER_MARGIN
-        if shape.rim < SHALLOW_RIM:        # a plate: the item and the fingers may reach over its low rim
-            keep, fingers = min(keep, SHALLOW_KEEP), 0.0
-        contents = [(world.to_local(container, world.centre(n))[:2], max(world.bodies[n].spec.footprint) / 2,
-                     world.top(n)) for n in world.bodies if n != held and world.inside(n, container)]
-        spot = np.zeros(2)
-        if contents:
-            mx = max(0.0, shape.half_x - keep)
-            my = max(0.0, shape.half_y - keep - fingers)
-            best = -math.inf
-            for x in np.linspace(-mx, mx, 2 * round(mx / SPOT_STEP) + 1):
-                for y in np.linspace(-my, my, 2 * round(my / SPOT_STEP) + 1):
-                    if shape.footprint == "circle" and (math.hypot(x, y) > shape.half_x - keep or math.hypot(
-                            x, abs(y) + keep + fingers) > shape.half_x):
-                        continue
-                    here = np.array([x, y])
-                    gap = min(float(np.linalg.norm(here - c)) - r for c, r, _ in contents)
-                    if gap > best + 1e-6:
-                        best, spot = gap, here
-        below = max((top for c, r, top in contents if float(np.linalg.norm(spot - c)) < r + reach), default=-math.inf)
+        turn = yaw_of(world.orientation(container))
+        if self.grip is not None and self.grip.name == held:
+            own = rotation(top_down(yaw)) @ self.grip.rotation
+            held_yaw = math.atan2(own[1, 0], own[0, 0])
+        else:
+            held_yaw = yaw_of(world.orientation(held))
+        contents = [Content(world.to_local(container, world.centre(n))[:2] + d.centres, d.radius, world.top(n))
+                    for n in world.bodies if n != held and world.inside(n, container)
+                    for d in (discs(world.bodies[n].spec.footprint, yaw_of(world.orientation(n)) - turn),)]
+        base = world.to_local(container, np.array([0.0, 0.0, float(world.origin(container)[2])]))[:2]
+        spot, below = free_spot(shape, discs(world.bodies[held].spec.footprint, held_yaw - turn), contents, base)
         point = world.to_world(container, (float(spot[0]), float(spot[1]), 0.0))
         return point[:2], below
 
