@@ -137,3 +137,36 @@ def test_a_piece_without_failure_is_continued(examples: dict[str, str], soap_tas
     result, llm, _ = plan(soap_task, pieces, examples)
     assert len(llm.calls) == 4 and result.repairs == 1
     assert llm.calls[3]["prompt"].endswith("\tfind('barsoap')\n\tgrab('barsoap')\n\tfind('bathroomcabinet')\n\t")
+
+
+def test_a_call_repeated_three_times_in_a_row_is_rejected_and_replaced(examples: dict[str, str],
+                                                                      soap_task: HouseholdTask) -> None:
+    # the 1.5B model once wrote turnleft() to the token cap (506 times); a third same call in a row is rejected
+    # like a failing one, so the model writes something else there
+    loops = ("# 0: put soap away\n\twalk('bathroom')\n\tturnleft()\n\tturnleft()\n\tturnleft()\n\tturnleft()\n"
+             "\tturnleft()\n")
+    result, llm, env = plan(soap_task, [loops, "find('barsoap')\n", REST], examples)
+    assert result.rejected == ("line 6: turnleft(): the plan already did it 2 times in a row",)
+    assert not accepts(llm.calls[1]["grammar"], "turnleft()\n")
+    assert result.text.count("turnleft()") == 2
+    trace = interpret(result.program, env)
+    assert trace.attempted == trace.executed and "barsoap INSIDE bathroomcabinet" in env.conditions()
+
+
+def test_without_repairs_a_repeated_call_stays(examples: dict[str, str], soap_task: HouseholdTask) -> None:
+    loops = "# 0: turn around\n\tturnleft()\n\tturnleft()\n\tturnleft()\n"
+    result, _, _ = plan(soap_task, [loops], examples, repairs=0)
+    assert result.rejected == () and result.text.count("turnleft()") == 3
+
+
+def test_once_the_rewrites_are_spent_the_plan_ends_where_a_loop_starts(examples: dict[str, str],
+                                                                       soap_task: HouseholdTask) -> None:
+    # the rewrite budget (1) goes on a failing grab; the model then repeats a block of four calls (as the 1.5B
+    # did, 461 lines): writing stops at the loop, and the plan ends where the repetition started
+    block = "\tturnleft()\n\tturnleft()\n\tturnright()\n\tturnright()\n"
+    loop = ((block * 3)[1:] + "\tfind('barsoap')\n", "length")
+    result, llm, _ = plan(soap_task, [FORGETS_TO_WALK, "walk('bathroom')\n", loop], examples, repairs=1)
+    assert len(llm.calls) == 3   # the loop's piece is the last one written
+    assert result.rejected == (f"line 3: grab('barsoap'): {NOT_CLOSE}", "line 15: turnright(): the plan already "
+                               "did the 4 steps ending with it 2 times in a row; the plan ends at line 4")
+    assert result.text.endswith("# 0: grab soap\n\twalk('bathroom')\n") and "turn" not in result.text

@@ -7,7 +7,8 @@ decoding follows `situated.program.grammar.plan_grammar`, so every line names a 
 objects. Plans cut off by the token cap are continued from their last complete statement instead of being
 truncated. Without a grammar, an invalid plan is asked for once more with the problems as comments; lines
 still invalid are dropped and reported. With a verifier and `max_repairs > 0`, statements a private copy of
-the scene rejects are rewritten (grounded decoding, `planners.feedback`).
+the scene rejects, and calls repeated `REPEATS` times in a row, are rewritten (grounded decoding,
+`planners.feedback`).
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence, Set
+from dataclasses import dataclass
 from functools import partial
 
 from ..actions import PROGPROMPT_SPACE, ActionSpace
 from ..errors import ParseError, SituatedError
 from ..llm.base import LLM, Completion
-from ..program import Call, Condition, condition_text
+from ..program import Call, Condition, Program, call_text, condition_text
 from ..program.effects import goal_phrase, read_goals
 from ..program.grammar import plan_grammar, plan_objects
 from ..program.reading import ReadPlan, complete_statements, read_plan, statement_at
+from ..trace import StepEvent
 from .base import PlanResult, Rewrite
 from .feedback import Verifier, goal_comment, rejection_comment
 from .progprompt_prompt import ProgPromptPrompt, function_name, header
@@ -49,6 +52,15 @@ PLAN_TOKEN_BUDGET = 4
 """Grounded decoding stops rewriting a plan once it has generated this many times `max_tokens` (the open-loop
 cap): a task never costs more than a few open-loop plans without the episode saying so (`budget_spent`)."""
 
+REPEATS = 3
+"""Grounded decoding rejects a call that completes the `REPEATS`-th copy in a row of the same block of calls (one
+call, or up to `LOOP_BLOCK`): it changes nothing the first copies did not, and a small model that starts
+repeating (`turnleft()`, or `turnleft()`, `turnleft()`, `turnright()`, `turnright()`) writes it to the token cap.
+Once the rewrites are spent, the plan ends where such a repetition starts."""
+
+LOOP_BLOCK = 4
+"""The longest block of calls whose repetition counts as a loop."""
+
 GOAL_TOKENS = 64
 """Token cap for the goals line of goal-aware decoding."""
 
@@ -68,6 +80,40 @@ def _without_closing_comments(text: str) -> tuple[str, int | None]:
     numbers = [int(m.group(1)) for line in lines if (m := re.match(r"\s*#\s*(\d+)\s*:", line))]
     number = closing if closing is not None else (max(numbers) + 1 if numbers else None)
     return "\n".join(lines) + "\n\t", number
+
+
+@dataclass(frozen=True)
+class _Rejected:
+    """A statement grounded decoding rejects: where, the call as written, why."""
+
+    line: int
+    call: str
+    reason: str
+    span: int = 1
+    """A repetition: how many statements its copies take, the rejected one included."""
+
+
+def repeated(program: Program, from_line: int) -> _Rejected | None:
+    """The first top-level call, from `from_line` on, that completes `REPEATS` copies in a row of a block of at
+    most `LOOP_BLOCK` calls."""
+    body = program.body
+    keys = [(s.action, s.args) if isinstance(s, Call) else k for k, s in enumerate(body)]
+    for i, stmt in enumerate(body):
+        if stmt.line < from_line or not isinstance(stmt, Call):
+            continue
+        for k in range(1, LOOP_BLOCK + 1):
+            if i + 1 >= REPEATS * k and all(keys[i - j] == keys[i - j - k] for j in range(k * (REPEATS - 1))):
+                what = "it" if k == 1 else f"the {k} steps ending with it"
+                return _Rejected(stmt.line, call_text(stmt),
+                                 f"the plan already did {what} {REPEATS - 1} times in a row", REPEATS * k)
+    return None
+
+
+def _first_rejected(program: Program, from_line: int, verify: Verifier) -> _Rejected | StepEvent | None:
+    """The earliest statement from `from_line` on that fails on the copy of the scene or repeats itself."""
+    failure = next((f for f in verify(program) if f.line >= from_line), None)
+    loop = repeated(program, from_line)
+    return loop if loop is not None and (failure is None or loop.line < failure.line) else failure
 
 
 def _worn_out(banned: Sequence[tuple[str, tuple[str, ...]]]) -> set[str]:
@@ -193,7 +239,10 @@ class ProgPromptPlanner:
         budget_spent = False
         while True:
             repairing = verify is not None and len(rejected) < self.max_repairs
-            if not repairing or not rejected:
+            if verify is not None and rejected and not repairing:  # rewrites spent: stop writing at a loop
+                body = self._generate(prompt + accepted, grammar, completions,
+                                      until=partial(self._loops, before + accepted, first, check_from, objects))
+            elif not repairing or not rejected:
                 body = self._generate(prompt + accepted, grammar, completions)
             else:  # after a replacement: stop writing as soon as a statement fails on the copy of the scene
                 body = self._generate(prompt + accepted, grammar, completions,
@@ -201,9 +250,17 @@ class ProgPromptPlanner:
                                                     verify))
             text = before + accepted + body
             read = self._read(text, objects, first)
+            if verify is not None and rejected and not repairing and (
+                    loop := repeated(read.program, check_from)) is not None:
+                # the rewrites are spent: the plan ends where the repetition starts
+                index = next(i for i, stmt in enumerate(read.program.body) if stmt.line == loop.line)
+                start = read.program.body[index - loop.span + 1].line
+                rejected.append(f"line {loop.line}: {loop.call}: {loop.reason}; the plan ends at line {start}")
+                text = "\n".join(text.split("\n")[: start - 1]) + "\n"
+                read = self._read(text, objects, first)
             if not repairing or verify is None:
                 break
-            failure = next((f for f in verify(read.program) if f.line >= check_from), None)
+            failure = _first_rejected(read.program, check_from, verify)
             stmt = statement_at(read.program, failure.line) if failure is not None else None
             unmet = [g for g in verify.unmet(goals) if g not in pursued] if failure is None and goals else []
             if (failure is not None or unmet) and not self._budget_left(completions):
@@ -293,8 +350,13 @@ class ProgPromptPlanner:
             body += "\t"  # the next answer starts a new statement, as after the header
         return body.rstrip("\t")
 
+    def _loops(self, head: str, first: int, check_from: int, objects: Sequence[str], body: str) -> bool:
+        """Whether the plan `head + body` repeats a block of calls `REPEATS` times from line `check_from` on."""
+        return repeated(self._read(head + body, objects, first).program, check_from) is not None
+
     def _fails(self, head: str, first: int, check_from: int, objects: Sequence[str], verify: Verifier,
                body: str) -> bool:
-        """Whether the plan `head + body` has a failed action from line `check_from` on."""
+        """Whether the plan `head + body` has a failed action (or a call repeated `REPEATS` times) from line
+        `check_from` on."""
         program = self._read(head + body, objects, first).program
-        return any(f.line >= check_from for f in verify(program))
+        return _first_rejected(program, check_from, verify) is not None
