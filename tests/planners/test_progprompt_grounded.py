@@ -162,11 +162,11 @@ def test_without_repairs_a_repeated_call_stays(examples: dict[str, str], soap_ta
 def test_once_the_rewrites_are_spent_the_plan_ends_where_a_loop_starts(examples: dict[str, str],
                                                                        soap_task: HouseholdTask) -> None:
     # the rewrite budget (1) goes on a failing grab; the model then repeats a block of four calls (as the 1.5B
-    # did, 461 lines): writing stops at the loop, and the plan ends where the repetition started
+    # did, 461 lines): the plan ends where the repetition started
     block = "\tturnleft()\n\tturnleft()\n\tturnright()\n\tturnright()\n"
-    loop = ((block * 3)[1:] + "\tfind('barsoap')\n", "length")
+    loop = (block * 3)[1:] + "\tfind('barsoap')\n"
     result, llm, _ = plan(soap_task, [FORGETS_TO_WALK, "walk('bathroom')\n", loop], examples, repairs=1)
-    assert len(llm.calls) == 3   # the loop's piece is the last one written
+    assert len(llm.calls) == 3
     assert result.rejected == (f"line 3: grab('barsoap'): {NOT_CLOSE}", "line 15: turnright(): the plan already "
                                "did the 4 steps ending with it 2 times in a row; the plan ends at line 4")
     assert result.text.endswith("# 0: grab soap\n\twalk('bathroom')\n") and "turn" not in result.text

@@ -56,7 +56,7 @@ REPEATS = 3
 """Grounded decoding rejects a call that completes the `REPEATS`-th copy in a row of the same block of calls (one
 call, or up to `LOOP_BLOCK`): it changes nothing the first copies did not, and a small model that starts
 repeating (`turnleft()`, or `turnleft()`, `turnleft()`, `turnright()`, `turnright()`) writes it to the token cap.
-Once the rewrites are spent, the plan ends where such a repetition starts."""
+Once the rewrites are spent, the plan (written whole, as before) ends where such a repetition starts."""
 
 LOOP_BLOCK = 4
 """The longest block of calls whose repetition counts as a loop."""
@@ -239,10 +239,7 @@ class ProgPromptPlanner:
         budget_spent = False
         while True:
             repairing = verify is not None and len(rejected) < self.max_repairs
-            if verify is not None and rejected and not repairing:  # rewrites spent: stop writing at a loop
-                body = self._generate(prompt + accepted, grammar, completions,
-                                      until=partial(self._loops, before + accepted, first, check_from, objects))
-            elif not repairing or not rejected:
+            if not repairing or not rejected:  # (written whole: writing in pieces would change the text)
                 body = self._generate(prompt + accepted, grammar, completions)
             else:  # after a replacement: stop writing as soon as a statement fails on the copy of the scene
                 body = self._generate(prompt + accepted, grammar, completions,
@@ -349,10 +346,6 @@ class ProgPromptPlanner:
                 break
             body += "\t"  # the next answer starts a new statement, as after the header
         return body.rstrip("\t")
-
-    def _loops(self, head: str, first: int, check_from: int, objects: Sequence[str], body: str) -> bool:
-        """Whether the plan `head + body` repeats a block of calls `REPEATS` times from line `check_from` on."""
-        return repeated(self._read(head + body, objects, first).program, check_from) is not None
 
     def _fails(self, head: str, first: int, check_from: int, objects: Sequence[str], verify: Verifier,
                body: str) -> bool:
