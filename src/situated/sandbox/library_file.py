@@ -155,9 +155,16 @@ def precheck(file: Path) -> None:
 def identify(db: sqlite3.Connection, file: Path, *, check: bool = True) -> int:
     """The schema version of a library file (0 for an empty file); DataError for a foreign, newer, corrupt or
     altered one. Reads only: a file found not to be ours is never written."""
-    app_id = int(db.execute("PRAGMA application_id").fetchone()[0])
-    version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    objects = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+    own = not db.in_transaction  # one read transaction: the three reads see one state of a file another process
+    if own:                      # may be creating (the id read before its commit, its tables after it)
+        db.execute("BEGIN")
+    try:
+        app_id = int(db.execute("PRAGMA application_id").fetchone()[0])
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        objects = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'")}
+    finally:
+        if own and db.in_transaction:
+            db.execute("COMMIT")
     if app_id == 0 and version == 0 and not objects:
         return 0
     if app_id == 0:
