@@ -89,8 +89,8 @@ class _Rejected:
     line: int
     call: str
     reason: str
-    span: int = 1
-    """A repetition: how many statements its copies take, the rejected one included."""
+    start: int = 0
+    """A repetition: the line its first copy starts at."""
 
 
 def repeated(program: Program, from_line: int) -> _Rejected | None:
@@ -105,7 +105,8 @@ def repeated(program: Program, from_line: int) -> _Rejected | None:
             if i + 1 >= REPEATS * k and all(keys[i - j] == keys[i - j - k] for j in range(k * (REPEATS - 1))):
                 what = "it" if k == 1 else f"the {k} steps ending with it"
                 return _Rejected(stmt.line, call_text(stmt),
-                                 f"the plan already did {what} {REPEATS - 1} times in a row", REPEATS * k)
+                                 f"the plan already did {what} {REPEATS - 1} times in a row",
+                                 body[i + 1 - REPEATS * k].line)
     return None
 
 
@@ -250,10 +251,8 @@ class ProgPromptPlanner:
             if verify is not None and rejected and not repairing and (
                     loop := repeated(read.program, check_from)) is not None:
                 # the rewrites are spent: the plan ends where the repetition starts
-                index = next(i for i, stmt in enumerate(read.program.body) if stmt.line == loop.line)
-                start = read.program.body[index - loop.span + 1].line
-                rejected.append(f"line {loop.line}: {loop.call}: {loop.reason}; the plan ends at line {start}")
-                text = "\n".join(text.split("\n")[: start - 1]) + "\n"
+                rejected.append(f"line {loop.line}: {loop.call}: {loop.reason}; the plan ends at line {loop.start}")
+                text = "\n".join(text.split("\n")[: loop.start - 1]) + "\n"
                 read = self._read(text, objects, first)
             if not repairing or verify is None:
                 break

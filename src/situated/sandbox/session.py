@@ -362,10 +362,13 @@ class SandboxSession:
         used = {str(a) for c in calls for a in c.args} | {str(c.args[0]) for c in goal}
         return {i for i in used & table.items if not _heard(i, request, table)}
 
+    def _is_taught(self, call: Call) -> bool:
+        """Whether a call is to a taught behaviour or a shown motion."""
+        return isinstance(self.space.get(call.action), Behaviour) or call.action in self.world.motions
+
     def _taught_objects(self, calls: Sequence[Call]) -> set[str]:
         """The objects calls to taught behaviours and shown motions are given."""
-        return {str(a) for c in calls if isinstance(self.space.get(c.action), Behaviour)
-                or c.action in self.world.motions for a in c.args}
+        return {str(a) for c in calls if self._is_taught(c) for a in c.args}
 
     @staticmethod
     def _said_where(request: str, table: TableCopy, calls: Sequence[Call], done: Sequence[Condition],
@@ -419,7 +422,7 @@ class SandboxSession:
         calls, goal = answer.calls, answer.goal
         # taught behaviours and shown motions: their effect on the copy is known from the lesson or the demo's
         # gripper events; the model's goal for them is a guess ("knock on the duck": DUCK in GRIPPER)
-        taught = any(isinstance(self.space.get(c.action), Behaviour) or c.action in self.world.motions for c in calls)
+        taught = any(map(self._is_taught, calls))
         proposed = {"proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]}
         extra = set() if taught else self._unnamed(request, table, calls, goal)
         kept = tuple(c for c in goal if str(c.args[0]) not in extra)
