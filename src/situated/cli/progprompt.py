@@ -135,6 +135,9 @@ SceneExamplesOpt = Annotated[bool | None, Option("--scene-examples/--any-example
     "Choose the example plans for the task's scene first: those naming the fewest objects the scene lacks (none "
     "where the pool allows), in the fixed or retrieved order among equals; --any-examples: by nearness (or the "
     "fixed order) alone. Default: scene first with retrieved examples, not with fixed ones (the paper's)."))]
+PreconditionsOpt = Annotated[bool, Option("--preconditions/--no-preconditions", help=(
+    "Grounded decoding: before the model rewrites a call that fails on the private copy, search for the one or two "
+    "steps over its objects (find, walk, open, ...) that let it run, and write them before it."))]
 PlanTokensOpt = Annotated[int | None, Option("--plan-tokens", help=(
     "Most tokens one plan may cost, repairs included (default 4 × the answer limit)."))]
 ExamplesFileOpt = Annotated[Path | None, Option("--examples-file", help="Example plans (default: the data's plan "
@@ -156,7 +159,8 @@ def eval_progprompt(
     data: DataOpt, split: SplitOpt, initial_graph: InitialGraphOpt = None, model: ModelOpt = DEFAULT_MODEL,
     base_url: BaseUrlOpt = None, threads: ThreadsOpt = None, runs: RunsOpt = 1, limit: LimitOpt = None,
     ablation: AblationOpt = "full", examples: ExamplesOpt = None, k: KOpt = None, retriever: RetrieverOpt = "minilm",
-    goals: GoalsOpt = False, scene_examples: SceneExamplesOpt = None, plan_tokens: PlanTokensOpt = None,
+    goals: GoalsOpt = False, scene_examples: SceneExamplesOpt = None, preconditions: PreconditionsOpt = False,
+    plan_tokens: PlanTokensOpt = None,
     examples_file: ExamplesFileOpt = None,
     assert_check: AssertCheckOpt = "symbolic", replan: ReplanOpt = 0, repairs: RepairsOpt = DEFAULT_REPAIRS,
     no_grammar: NoGrammarOpt = False, langprompt: LangPromptOpt = False, cassette: CassetteOpt = None,

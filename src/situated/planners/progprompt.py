@@ -29,6 +29,8 @@ from ..program.reading import ReadPlan, complete_statements, read_plan, statemen
 from ..trace import StepEvent
 from .base import PlanResult, Rewrite
 from .feedback import Verifier, goal_comment, rejection_comment
+from .preconditions import MAX_STEPS
+from .preconditions import search as precondition_search
 from .progprompt_prompt import ProgPromptPrompt, function_name, header
 from .retrieval import Retriever
 
@@ -134,7 +136,8 @@ class ProgPromptPlanner:
                  constrained: bool = True, max_tokens: int = 600, frequency_penalty: float = 0.15,
                  max_continuations: int = MAX_CONTINUATIONS, max_repairs: int = 0,
                  retriever: Retriever | None = None, state_goals: bool = False,
-                 max_plan_tokens: int | None = None, scene_examples: bool = False) -> None:
+                 max_plan_tokens: int | None = None, scene_examples: bool = False,
+                 preconditions: bool = False) -> None:
         if max_repairs < 0:
             raise SituatedError(f"max_repairs must be >= 0, got {max_repairs}")
         self.prompts = ProgPromptPrompt(space, examples, n_examples=n_examples, sample_examples=sample_examples,
@@ -151,6 +154,7 @@ class ProgPromptPlanner:
         self.frequency_penalty = frequency_penalty
         self.max_continuations = max_continuations
         self.max_repairs = max_repairs
+        self.preconditions = preconditions
 
     def grammar(self, objects: Sequence[str], affordances: Mapping[str, Set[str]] | None = None) -> str | None:
         if not self.constrained:
@@ -238,26 +242,43 @@ class ProgPromptPlanner:
         rewrites: list[Rewrite] = []
         pursued: set[Condition] = set()  # goals already given a sub-goal of their own
         budget_spent = False
+        added = 0  # steps the precondition search wrote (they do not count as rewrites)
+        searched: str | None = None  # a plan text with such steps, to check before writing on
         while True:
-            repairing = verify is not None and len(rejected) < self.max_repairs
-            if not repairing or not rejected:  # (written whole: writing in pieces would change the text)
-                body = self._generate(prompt + accepted, grammar, completions)
+            repairing = verify is not None and len(rejected) - added < self.max_repairs
+            if searched is not None:
+                text, searched = searched, None
+            elif not repairing or len(rejected) == added:  # (written whole: pieces would change the text)
+                text = before + accepted + self._generate(prompt + accepted, grammar, completions)
             else:  # after a replacement: stop writing as soon as a statement fails on the copy of the scene
-                body = self._generate(prompt + accepted, grammar, completions,
-                                      until=partial(self._fails, before + accepted, first, check_from, objects,
-                                                    verify))
-            text = before + accepted + body
+                text = before + accepted + self._generate(
+                    prompt + accepted, grammar, completions,
+                    until=partial(self._fails, before + accepted, first, check_from, objects, verify))
             read = self._read(text, objects, first)
-            if verify is not None and rejected and not repairing and (
+            if verify is not None and len(rejected) > added and not repairing and (
                     loop := repeated(read.program, check_from)) is not None:
                 # the rewrites are spent: the plan ends where the repetition starts
                 rejected.append(f"line {loop.line}: {loop.call}: {loop.reason}; the plan ends at line {loop.start}")
                 text = "\n".join(text.split("\n")[: loop.start - 1]) + "\n"
                 read = self._read(text, objects, first)
-            if not repairing or verify is None:
+            if verify is None:
                 break
-            failure = _first_rejected(read.program, check_from, verify)
+            failure = _first_rejected(read.program, check_from, verify) if repairing or self.preconditions else None
             stmt = statement_at(read.program, failure.line) if failure is not None else None
+            if (self.preconditions and isinstance(failure, StepEvent) and isinstance(stmt, Call)
+                    and stmt.line >= check_from and added < MAX_STEPS
+                    and (found := self._precondition(text, stmt, objects, affordances, first, check_from, verify,
+                                                     MAX_STEPS - added)) is not None):
+                searched, steps = found
+                added += len(steps)
+                rejected.append(f"line {failure.line}: {failure.call}: {failure.reason}; "
+                                f"{', '.join(steps)} written before it")
+                rewrites.append(Rewrite(stmt.line, stmt, "\n".join((*steps, call_text(stmt))), failure.reason))
+                accepted = searched[len(before):]
+                check_from = fix_line = stmt.line + len(steps)
+                continue
+            if not repairing:
+                break
             unmet = [g for g in verify.unmet(goals) if g not in pursued] if failure is None and goals else []
             if (failure is not None or unmet) and not self._budget_left(completions):
                 budget_spent = True
@@ -292,6 +313,21 @@ class ProgPromptPlanner:
                           sum(c.prompt_tokens for c in completions), read.problems, read.problems, read.dropped,
                           prompt, tuple(rejected), tuple(condition_text(g) for g in goals), budget_spent,
                           tuple(rewrites))
+
+    def _precondition(self, text: str, stmt: Call, objects: Sequence[str],
+                      affordances: Mapping[str, Set[str]] | None, first: int, check_from: int, verify: Verifier,
+                      max_steps: int) -> tuple[str, tuple[str, ...]] | None:
+        """`text` with the steps the precondition search (`planners.preconditions`) writes before the failing
+        call `stmt` so that it executes on the copy of the scene, and those steps; None when the call is not a
+        line of its own or no candidate works."""
+        if not text.split("\n")[stmt.line - 1].strip().startswith(f"{stmt.action}("):
+            return None
+
+        def runs(candidate: str, n: int) -> bool:
+            blocked = _first_rejected(self._read(candidate, objects, first).program, check_from, verify)
+            return blocked is None or blocked.line > stmt.line + n
+
+        return precondition_search(text, stmt.line, stmt, self.space, objects, affordances, runs, max_steps)
 
     def _read(self, text: str, objects: Sequence[str], first: int) -> ReadPlan:
         """Model text as a program: unparseable and invalid lines from line `first` on dropped."""

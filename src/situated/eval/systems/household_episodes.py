@@ -214,6 +214,8 @@ class HouseholdJob:
     """Sample every model call at this temperature, seeded by seed, run and prompt (0: greedy)."""
     scene_examples: bool = False
     """Prompt examples naming the fewest objects the task's scene lacks first (ProgPromptPrompt)."""
+    preconditions: bool = False
+    """A failing call's missing steps searched for on the private copy first (`planners.preconditions`)."""
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -229,7 +231,7 @@ class HouseholdJob:
                                          ablation=self.ablation, grammar=self.grammar, langprompt=self.langprompt,
                                          seed=self.seed, max_repairs=self.repairs, retriever=self.retriever,
                                          goals=self.goals, plan_tokens=self.plan_tokens,
-                                         scene_examples=self.scene_examples)
+                                         scene_examples=self.scene_examples, preconditions=self.preconditions)
 
     def build(self) -> EpisodeFn:
         llm = SampledLLM(self.model.open(), self.temperature, self.seed)
