@@ -278,3 +278,43 @@ def test_a_goal_may_say_in_or_on_for_a_container_or_a_place() -> None:
     read = read_answer({"goal": ["BALL on TRAY", "CANDY in TABLE"], "calls": ["pickup(BALL)"]}, SANDBOX_SPACE,
                        objects)
     assert read.goal == (Condition("inside", ("ball", "tray")), Condition("on", ("candy", "table")))
+
+
+def test_an_unknown_object_sounding_like_a_short_known_name_is_asked_again() -> None:
+    """"bin the pair" came back as the unknown object `pair` (two edits from PEAR, too short a sound key for
+    `sounds_like`): the same consonants in the same order make it a slip; "desk" is not the DUCK, and a verb
+    that sounds like an object ("pour" and PEAR) is not read so."""
+    objects = [*OBJECTS, ObjectEntry("pear", "A green pear."), ObjectEntry("duck", "A rubber duck.")]
+    llm = ScriptedLLM([{"unknown_object": "pair"}, {"goal": ["PEAR in GRIPPER"], "calls": ["pickup(PEAR)"]}])
+    reply = ToolCallPlanner(llm).plan("pick up the pair", SANDBOX_SPACE, objects, Memory())
+    assert reply.answer.calls == (Call("pickup", ("pear",)),)
+    assert "unknown_object" not in json.dumps(llm.calls[1]["schema"])
+    llm = ScriptedLLM([{"unknown_object": "desk"}])
+    assert ToolCallPlanner(llm).plan("go to the desk", SANDBOX_SPACE, objects, Memory()).answer == UnknownObject("desk")
+    llm = ScriptedLLM([{"unknown_behaviour": "pour", "objects": ["DUCK"]}])
+    reply = ToolCallPlanner(llm).plan("pour the duck", SANDBOX_SPACE, objects, Memory())
+    assert reply.answer == UnknownBehaviour("pour", ("duck",))
+
+
+def test_a_word_found_to_name_a_thing_is_not_then_a_new_verb() -> None:
+    """"put the banana and the apple in the bole": the unknown object `bole` sounds like a known name; asked
+    again, the 1.5B made `bole` an unknown behaviour, and a lesson started. The same word cannot be both: the
+    model is asked for calls."""
+    objects = [*OBJECTS, ObjectEntry("pear", "A green pear.")]
+    put = {"goal": ["PEAR in GRIPPER"], "calls": ["pickup(PEAR)"]}
+    llm = ScriptedLLM([{"unknown_object": "bole"}, {"unknown_behaviour": "bole", "objects": ["PEAR"]}, put])
+    reply = ToolCallPlanner(llm).plan("put the pear in the bole", SANDBOX_SPACE, objects, Memory())
+    assert reply.answer.calls[0] == Call("pickup", ("pear",)) and reply.usage.calls == 3
+    assert "unknown_behaviour" not in json.dumps(llm.calls[2]["schema"])
+
+
+def test_a_verb_the_api_documents_a_function_with_is_not_a_new_behaviour() -> None:
+    """"open your gripper" came back as the unknown behaviour `open`: release's documentation starts "Open the
+    gripper", so the model is asked for calls; a verb no documentation starts with still starts a lesson."""
+    llm = ScriptedLLM([{"unknown_behaviour": "open", "objects": []}, {"goal": [], "calls": ["release()"]}])
+    reply = ToolCallPlanner(llm).plan("open your gripper", SANDBOX_SPACE, OBJECTS, Memory())
+    assert reply.answer.calls == (Call("release", ()),)
+    assert "unknown_behaviour" not in json.dumps(llm.calls[1]["schema"])
+    llm = ScriptedLLM([{"unknown_behaviour": "stash", "objects": ["DUCK"]}])
+    assert ToolCallPlanner(llm).plan("stash the duck", SANDBOX_SPACE, OBJECTS, Memory()).answer == UnknownBehaviour(
+        "stash", ("duck",))

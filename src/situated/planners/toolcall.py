@@ -481,6 +481,14 @@ def shown_words(examples: Iterable[Exchange]) -> frozenset[str]:
     return frozenset(w for e in examples if "calls" in e.answer for w in _tokens(e.utterance))
 
 
+def doc_verbs(space: ActionSpace) -> frozenset[str]:
+    """The verb each seed skill's documentation starts with (release: "Open the gripper and let go ..."): an
+    unknown behaviour named by one of them is a word the API itself uses for one of its functions ("open your
+    gripper" answered as the unknown behaviour `open`). Taught behaviours' docstrings, written by the model, are
+    left out."""
+    return frozenset(_tokens(a.doc)[0] for a in space.actions if not isinstance(a, Behaviour) and _tokens(a.doc))
+
+
 def grounded(name: str, utterance: str) -> bool:
     """Whether an unknown object's name is something the person said: each of its words is a word of the
     request, or one edit from one (a slip the model copied or mended). A name the request never says is the
@@ -559,16 +567,31 @@ def names_known(name: str, known: Iterable[str], *, parts: bool = True) -> bool:
     return False
 
 
-def misheard(name: str, objects: Iterable[str], *, parts: bool = True) -> bool:
+def misheard(name: str, objects: Iterable[str], *, parts: bool = True, alike: bool = True) -> bool:
     """Whether a name in the model's unknown answer is a speech-to-text slip of a known object's name: within
     `_close`'s edits of the whole name or (with `parts`) of one of its words of four letters or more, or sounding
-    the same (`sounds_like`: "apel" for the APPLE, "plait" for the PLATE)."""
+    the same (`sounds_like`: "apel" for the APPLE, "plait" for the PLATE), or (with `alike`: for names of
+    things, not verbs, which "pour" and "pear" would confuse) short words sounding alike (`_homophones`: "pair" for
+    the PEAR)."""
     for other in objects:
         words = [w for w in other.split("_") if len(w) >= 4 and w != other] if parts else []
         for target in (other, *words):
-            if _heard_as(name, target):
+            if _heard_as(name, target) or (alike and _homophones(name, target)):
                 return True
     return False
+
+
+def _homophones(a: str, b: str) -> bool:
+    """Whether two words of four letters or more, two edits apart at most, have the same consonants in the same
+    order ("pair" and "pear", "bole" and "bowl"; not "desk" and "duck"): short words that sound alike, which
+    `sounds_like` leaves out. Read only of a name the model gave as unknown, never of every word of a request."""
+    return min(len(a), len(b)) >= 4 and _consonants(a) == _consonants(b) and _edits(a, b, 2)
+
+
+def _consonants(word: str) -> str:
+    """The consonants of a word in order, a doubled one once ("ball": bl)."""
+    letters = [c for c in word.lower() if c.isalpha() and c not in "aeiouhwy"]
+    return "".join(c for i, c in enumerate(letters) if i == 0 or c != letters[i - 1])
 
 
 def _heard_as(a: str, b: str) -> bool:
@@ -939,7 +962,8 @@ class ToolCallPlanner:
     def plan(self, utterance: str, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory, *,
              containers: Iterable[str] = (), state: TableState | None = None,
              feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False,
-             teaching: bool = True, unknown_object: bool = True, exclude: Iterable[str] = ()) -> PlannerReply:
+             teaching: bool = True, unknown_object: bool = True, exclude: Iterable[str] = (),
+             feedback_unknown: bool = False) -> PlannerReply:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
         the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy
@@ -948,15 +972,18 @@ class ToolCallPlanner:
         `teaching=False`: the study's no-teaching baseline; no unknown answer is in the schema, so the grammar
         can only produce calls of what the API has. `unknown_object=False` leaves that form out (its word was
         found to be part of the action or a misheard known object, `word_kind`). `exclude`: functions a rewrite
-        may not call (the copy showed they fail from this state).
+        may not call (the copy showed they fail from this state). `feedback_unknown`: the answer after `feedback`
+        may also be the unknown-behaviour form (the earlier calls asked for nothing that was not so already).
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with the
         schema narrowed: `{"unknown_object": "duck"}` with a DUCK member (or a slip of it within `_close`'s edits:
         "candie" for the CANDY) leaves out the unknown-object form; `{"unknown_behaviour": "pack"}` with a `pack`
         function leaves only calls. "Names" is read loosely (`names_known`): the model copies the person's
         speech-to-text slips into its unknown answers ("trey", "gift" for the GIFT_BAG, "pick" for `pickup`). So are
-        an unknown object whose name the request never says (`grounded`) and an unknown behaviour named by a verb
-        the examples answer with calls (`shown_words`)."""
+        an unknown object whose name the request never says (`grounded`), an unknown behaviour named by a verb
+        the examples answer with calls (`shown_words`) or a seed skill's documentation starts with (`doc_verbs`:
+        "open your gripper", release), and one named by the word an unknown-object answer just
+        used for a known thing ("put the banana in the bole": `bole`, the BOWL, then the behaviour `bole`)."""
         self._base(space, objects, memory)
         context, announces = turn_context(state, space, objects, memory)
         messages = self.messages(utterance, space, objects, memory, containers, context)
@@ -967,14 +994,15 @@ class ToolCallPlanner:
             allow = dict.fromkeys(allow, False)
         if feedback is not None:
             messages += [{"role": "assistant", "content": dumps(feedback[0])}, {"role": "user", "content": feedback[1]}]
-            allow = dict.fromkeys(allow, False)
+            allow = {k: feedback_unknown and k == "unknown_behaviour" and teaching and not lesson for k in allow}
         offered = space
         if exclude:
             offered = ActionSpace(tuple(a for a in space.actions if a.name not in set(exclude)), space.objects)
         value, usage = self._ask(messages, answer_schema(offered, objects, **allow))
         answer = read_answer(value, space, objects)
-        composed = shown_words(self.examples(space, objects, memory, containers)) - {
+        composed = (shown_words(self.examples(space, objects, memory, containers)) | doc_verbs(space)) - {
             w for o in objects for w in o.name.split("_")}
+        things: set[str] = set()  # unknown objects' names found to name known things
         for _ in range(len(allow)):
             if isinstance(answer, UnknownBehaviour) and (call := _call_of(answer, space)) is not None:
                 # the function it names exists and takes exactly the objects named: that call, no second ask
@@ -985,14 +1013,17 @@ class ToolCallPlanner:
                     names_known(answer.name, [*(o.name for o in objects), GRIPPER.lower()]) or answer.name in space
                     or misheard(answer.name, [o.name for o in objects]) or not grounded(answer.name, utterance)):
                 allow["unknown_object"] = False
+                things.add(answer.name)
             elif isinstance(answer, UnknownBehaviour | UnknownSkill) and names_known(answer.name, space.names,
                                                                                      parts=False):
                 allow = dict.fromkeys(allow, False)  # it names a function: the utterance is a call of it
             elif isinstance(answer, UnknownBehaviour) and answer.name in composed:
-                allow["unknown_behaviour"] = False  # the examples show that verb composed of the functions
+                allow["unknown_behaviour"] = False  # the examples (or the API's docs) use that verb for functions
             elif isinstance(answer, UnknownBehaviour) and "_" not in answer.name and misheard(
-                    answer.name, [o.name for o in objects], parts=False):
+                    answer.name, [o.name for o in objects], parts=False, alike=False):
                 allow["unknown_behaviour"] = False  # its "verb" is a slip of an object's name ("pick up the qube")
+            elif isinstance(answer, UnknownBehaviour) and answer.name in things:
+                allow["unknown_behaviour"] = False  # the word just found to name a thing ("... in the bole")
             else:
                 break
             value, again = self._ask(messages, answer_schema(offered, objects, **allow))

@@ -233,6 +233,7 @@ class SandboxSession:
         self._used(reply.usage, "plan")
         if self.teachable:
             reply = self._reread(request, reply, table, state)
+            reply = self._asked_nothing(request, reply, table, state)
         self.last = ""
         answer = reply.answer
         raw = reply.raw
@@ -320,10 +321,43 @@ class SandboxSession:
             self._used(again.usage, "plan")
             self._log("note", {"text": f"{answer.name!r} is part of the action, not an unknown object"
                                if kind == "action" else f"{answer.name!r} is the {kind}, misheard"})
+            if isinstance(again.answer, UnknownBehaviour) and kind != "action" and again.answer.name == answer.name:
+                # the misheard name now taken for a verb ("put the banana in the bole": unknown behaviour `bole`):
+                # asked once more with the name as the side question heard it
+                heard = re.sub(rf"\b{re.escape(answer.name)}\b", _words(kind), request, flags=re.IGNORECASE)
+                again = self.planner.plan(heard, self.space, self.objects, self.memory,
+                                          containers=containers_of(self.env), state=state,
+                                          lesson=self.teaching is not None, unknown_object=False)
+                self._used(again.usage, "plan")
             if isinstance(again.answer, UnknownBehaviour):  # read like a first answer ("hi there, could you put...")
                 return self._reread(request, again, table, state)
             return again
         return reply
+
+    def _asked_nothing(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
+        """Calls whose stated goal is all so already, that move nothing and name none of the goal's items ask for
+        nothing: a person does not ask for what is so. The model is told so and answers again, now also free to
+        say that the request is an unknown behaviour ("bin the can" answered `goto(TABLE), release()` with 'can' on
+        'table', where the can stands). Its new answer stands (calls go through `_checked` as any); the first
+        stands otherwise. Calls over the goal's items are a reading of the request, though the state makes it moot
+        ("take the can off the plate" where it never got): they stand."""
+        answer = reply.answer
+        if (self.teaching is not None or not isinstance(answer, PlannedCalls) or not answer.goal
+                or not all(table.holds(c) for c in answer.goal) or any(map(self._is_taught, answer.calls))
+                or {str(c.args[0]) for c in answer.goal} & {str(a) for c in answer.calls for a in c.args}
+                or moved(table, try_plan(answer.calls, self.space, table).after)):
+            return reply
+        text = (f"On a copy of the table {unmet_text(answer.goal)} is so already: those calls change nothing. If "
+                "the request asks for something no function does, answer with the unknown behaviour; if it does "
+                "not, answer with calls that do what it asks.")
+        again = self.planner.plan(request, self.space, self.objects, self.memory,
+                                  containers=containers_of(self.env), state=state, feedback=(reply.raw, text),
+                                  feedback_unknown=True)
+        self._used(again.usage, "plan")
+        self._log("note", {"text": f"calls that change nothing asked again: {type(again.answer).__name__}",
+                           "proposed": [call_text(c) for c in answer.calls],
+                           "goal": [condition_text(c) for c in answer.goal]})
+        return again
 
     def _names_a_place(self, request: str, verb: str, places: Sequence[str]) -> bool:
         """Whether a request the model answered with the unknown behaviour `verb` names a container or place
@@ -369,6 +403,19 @@ class SandboxSession:
     def _taught_objects(self, calls: Sequence[Call]) -> set[str]:
         """The objects calls to taught behaviours and shown motions are given."""
         return {str(a) for c in calls if self._is_taught(c) for a in c.args}
+
+    @staticmethod
+    def _let_go_here(request: str, table: TableCopy, calls: Sequence[Call]) -> tuple[Call, ...] | None:
+        """`goto(P), release()` with an item in the gripper, over another container or place, where the request
+        never names P: the person said to let go, not where ("drop it" right after "go to the box", planned over
+        the TABLE). The release alone, where the arm is; None otherwise."""
+        if (len(calls) != 2 or table.held is None or calls[0].action != "goto" or len(calls[0].args) != 1
+                or calls[1].action != "release" or calls[1].args):
+            return None
+        place = str(calls[0].args[0])
+        if table.arm == place or table.arm not in table.containers | table.places or said(place, request):
+            return None
+        return (calls[1],)
 
     @staticmethod
     def _said_where(request: str, table: TableCopy, calls: Sequence[Call], done: Sequence[Condition],
@@ -420,6 +467,10 @@ class SandboxSession:
         answer = reply.answer
         assert isinstance(answer, PlannedCalls)
         calls, goal = answer.calls, answer.goal
+        if (here := self._let_go_here(request, table, calls)) is not None:
+            self._log("note", {"text": f"released where the arm is ({table.arm}): the request names no place",
+                               "proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]})
+            calls, goal = here, moved(table, try_plan(here, self.space, table).after)
         # taught behaviours and shown motions: their effect on the copy is known from the lesson or the demo's
         # gripper events; the model's goal for them is a guess ("knock on the duck": DUCK in GRIPPER)
         taught = any(map(self._is_taught, calls))
