@@ -28,9 +28,10 @@ def soap_task(progprompt_data: Path) -> HouseholdTask:
     return next(t for t in load_split(progprompt_data, "env1") if t.name == TASK)
 
 
-def plan(task: HouseholdTask, answers: list[str], examples: dict[str, str], repairs: int = 3):
+def plan(task: HouseholdTask, answers: list[str], examples: dict[str, str], repairs: int = 3,
+         preconditions: bool = False):
     llm = ScriptedLLM(list(answers))
-    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=repairs)
+    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=repairs, preconditions=preconditions)
     env = HouseholdEnv(task.initial_graph)
     env.reset()
     verify = simulator_verifier(HouseholdEnv(task.initial_graph))
@@ -172,21 +173,11 @@ def test_once_the_rewrites_are_spent_the_plan_ends_where_a_loop_starts(examples:
     assert result.text.endswith("# 0: grab soap\n\twalk('bathroom')\n") and "turn" not in result.text
 
 
-def plan_with_search(task: HouseholdTask, answers: list[str], examples: dict[str, str], repairs: int = 3):
-    llm = ScriptedLLM(list(answers))
-    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=repairs, preconditions=True)
-    env = HouseholdEnv(task.initial_graph)
-    env.reset()
-    verify = simulator_verifier(HouseholdEnv(task.initial_graph))
-    result = planner.plan(task.name, env.object_names(), affordances=env.object_properties(), verify=verify)
-    return result, llm, env
-
-
 def test_a_missing_precondition_is_found_without_asking_the_model(examples: dict[str, str],
                                                                   soap_task: HouseholdTask) -> None:
     # the grab fails (not close to the soap): the search writes find('barsoap') before it, the model's own
     # grab and the rest of its plan stay, and no model call is spent on a rewrite
-    result, llm, env = plan_with_search(soap_task, [FORGETS_TO_WALK], examples)
+    result, llm, env = plan(soap_task, [FORGETS_TO_WALK], examples, preconditions=True)
     assert len(llm.calls) == 1
     assert result.rejected == (f"line 3: grab('barsoap'): {NOT_CLOSE}; find('barsoap') written before it",)
     assert "# 0: grab soap\n\tfind('barsoap')\n\tgrab('barsoap')\n\tfind('bathroomcabinet')" in result.text
@@ -198,7 +189,7 @@ def test_a_missing_precondition_is_found_without_asking_the_model(examples: dict
 def test_two_steps_are_found_when_one_is_not_enough(examples: dict[str, str], soap_task: HouseholdTask) -> None:
     # the cabinet is far and closed: going there alone does not let the soap in, going there and opening it does
     skips = "# 0: put soap away\n\tfind('barsoap')\n\tgrab('barsoap')\n\tputin('barsoap', 'bathroomcabinet')\n"
-    result, llm, env = plan_with_search(soap_task, [skips], examples)
+    result, llm, env = plan(soap_task, [skips], examples, preconditions=True)
     assert len(llm.calls) == 1
     assert result.rejected[-1].endswith("find('bathroomcabinet'), open('bathroomcabinet') written before it")
     trace = interpret(result.program, env)
@@ -210,6 +201,7 @@ def test_a_failure_no_step_fixes_goes_to_the_model(examples: dict[str, str], soa
     # a second grab of what is already held: no step before it makes it run, so the model rewrites it
     twice = "# 0: grab soap\n\tfind('barsoap')\n\tgrab('barsoap')\n\tgrab('barsoap')\n"
     rest = "open('bathroomcabinet')\n\tputin('barsoap', 'bathroomcabinet')\n"
-    result, llm, env = plan_with_search(soap_task, [twice, "find('bathroomcabinet')\n", rest], examples)
+    result, llm, env = plan(soap_task, [twice, "find('bathroomcabinet')\n", rest], examples,
+                           preconditions=True)
     assert interpret(result.program, env).executed == 5 and "barsoap INSIDE bathroomcabinet" in env.conditions()
     assert len(llm.calls) == 3 and "already" in result.rejected[0] and "written before" not in result.rejected[0]

@@ -1002,7 +1002,7 @@ class ToolCallPlanner:
         answer = read_answer(value, space, objects)
         composed = (shown_words(self.examples(space, objects, memory, containers)) | doc_verbs(space)) - {
             w for o in objects for w in o.name.split("_")}
-        things: set[str] = set()  # unknown objects' names found to name known things
+        things: set[str] = set()  # unknown-object names refused (a known thing, a slip of one, or never said)
         for _ in range(len(allow)):
             if isinstance(answer, UnknownBehaviour) and (call := _call_of(answer, space)) is not None:
                 # the function it names exists and takes exactly the objects named: that call, no second ask
@@ -1023,7 +1023,7 @@ class ToolCallPlanner:
                     answer.name, [o.name for o in objects], parts=False, alike=False):
                 allow["unknown_behaviour"] = False  # its "verb" is a slip of an object's name ("pick up the qube")
             elif isinstance(answer, UnknownBehaviour) and answer.name in things:
-                allow["unknown_behaviour"] = False  # the word just found to name a thing ("... in the bole")
+                allow["unknown_behaviour"] = False  # the word just refused as an object's name ("... in the bole")
             else:
                 break
             value, again = self._ask(messages, answer_schema(offered, objects, **allow))
