@@ -8,8 +8,9 @@ tasks, the same per part, the abandoned steps, the prompts whose examples name o
 candidate's paired difference to the first with its interval. The last line is JSON.
 
 A candidate is `NAME` or `NAME:key=value,...` with keys examples (retrieved|fixed), k, retriever (minilm|bm25),
-repairs, goals (0|1), plan-tokens, scene (0|1: examples naming the fewest objects the task's scene lacks first) and
-pre (0|1: a failing call's missing steps searched for before the model rewrites it, `--preconditions`);
+repairs, goals (0|1), plan-tokens, scene (0|1: examples naming the fewest objects the task's scene lacks first),
+pre (0|1: a failing call's missing steps searched for before the model rewrites it, `--preconditions`) and
+keep (0|1: that search only where the model's rewrite would give the task step up, `--keep-steps`);
 unset keys are 5 examples retrieved by MiniLM, 5 repairs, scene 0 (`eval progprompt`'s defaults before scene-first
 retrieval became one, so the earlier stores resume: name it with `scene=1`). `--temperature T` > 0
 samples every model call (seeded by run and prompt, so a rerun repeats it and runs differ); 0 is greedy. Each
@@ -54,7 +55,7 @@ DEFAULT_DATA = ROOT.parent / "shared" / "data" / "progprompt"
 METRICS = ("success", "gcr", "exec")
 LABELS = {"success": "SR", "gcr": "GCR", "exec": "Exec"}
 DEFAULTS: dict[str, Any] = {"examples": "retrieved", "k": None, "retriever": "minilm", "repairs": 5, "goals": False,
-                            "plan-tokens": None, "scene": False, "pre": False}
+                            "plan-tokens": None, "scene": False, "pre": False, "keep": False}
 """`eval progprompt`'s defaults when this was written, before `scene` (docs/progprompt.md); k: 5 retrieved, 3 fixed."""
 
 
@@ -75,13 +76,13 @@ class Candidate:
         return household_planner_factory(
             llm, plans, n_examples=self.k, max_repairs=s["repairs"], goals=s["goals"], plan_tokens=s["plan-tokens"],
             retriever=s["retriever"] if s["examples"] == "retrieved" else None, scene_examples=s["scene"],
-            preconditions=s["pre"])
+            preconditions=s["pre"], keep_steps=s["keep"])
 
     def config(self) -> dict[str, Any]:
         """The settings as stored with the episodes (`scene` only when on, so earlier stores still resume)."""
         retriever = self.settings["retriever"] if self.settings["examples"] == "retrieved" else None
         config = {**self.settings, "k": self.k, "retriever": retriever}
-        for key in ("scene", "pre"):
+        for key in ("scene", "pre", "keep"):
             if not config[key]:
                 del config[key]
         return config
@@ -104,11 +105,11 @@ def parse_candidate(text: str) -> Candidate:
 
 def _value(key: str, value: str, text: str) -> Any:
     choices = {"examples": ("retrieved", "fixed"), "retriever": ("minilm", "bm25"), "goals": ("0", "1"),
-               "scene": ("0", "1"), "pre": ("0", "1")}
+               "scene": ("0", "1"), "pre": ("0", "1"), "keep": ("0", "1")}
     if key in choices:
         if value not in choices[key]:
             raise SituatedError(f"--candidate {text!r}: {key} must be {' or '.join(choices[key])}, not {value!r}")
-        return value == "1" if key in ("goals", "scene", "pre") else value
+        return value == "1" if key in ("goals", "scene", "pre", "keep") else value
     if not value.isdigit() or (key != "repairs" and int(value) < 1):
         raise SituatedError(f"--candidate {text!r}: {key} must be a whole number{'' if key == 'repairs' else ' >= 1'}")
     return int(value)

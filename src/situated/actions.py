@@ -215,6 +215,13 @@ SANDBOX_PRIMITIVES: tuple[Primitive, ...] = (
           Param("obj", doc="what to pick up", affords=("GRABBABLE",))),
 )
 
+NAVIGATION_ACTIONS = frozenset({"walk", "run", "find", "turnto", "lookat", "walktowards", "walkforward", "turnleft",
+                                "turnright"})
+"""Household actions that only move or orient the agent: a plan made executable by swapping a task's step for one
+of them has dropped that step (Honest Exec)."""
+ALREADY = " is already "
+"""In the household environment's failure reasons: the action's effect already holds (open, grabbed, on, ...)."""
+
 PROGPROMPT_SPACE = ActionSpace(PROGPROMPT_PRIMITIVES)
 TABLETOP_SPACE = ActionSpace(TABLETOP_PRIMITIVES)
 SANDBOX_SPACE = ActionSpace(SANDBOX_PRIMITIVES)

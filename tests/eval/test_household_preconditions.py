@@ -19,6 +19,8 @@ def test_precondition_runs_have_their_own_name() -> None:
         "progprompt-full-grounded5-minilm5-scene-pre")
     assert variant_name(HouseholdSettings(Path("data"), "env1"), 5, 5, "minilm") == (
         "progprompt-full-grounded5-minilm5-scene")
+    assert variant_name(HouseholdSettings(Path("data"), "env1", keep_steps=True), 5, 5, "minilm") == (
+        "progprompt-full-grounded5-minilm5-scene-keep")
     # without grounded decoding there is no copy of the scene to search on
     assert variant_name(HouseholdSettings(Path("data"), "env1", preconditions=True), 0, 5, "minilm") == (
         "progprompt-full-minilm5-scene")
@@ -36,3 +38,16 @@ def test_the_jobs_planners_search_for_missing_steps_only_when_asked(progprompt_d
         # with the search the model's grab stands after a find it did not write; without, the model rewrites it
         assert ("find('barsoap')\n\tgrab('barsoap')" in result.text) == preconditions
         assert (len(llm.calls) == 1) == preconditions
+
+
+def test_the_jobs_planners_keep_a_step_the_model_gives_up_only_when_asked(progprompt_data: Path) -> None:
+    task = next(t for t in load_split(progprompt_data, "env1") if t.name == "put the soap in the bathroomcabinet")
+    env = HouseholdEnv(task.initial_graph)
+    env.reset()
+    for keep_steps in (False, True):
+        llm = ScriptedLLM([("grab('barsoap')\n", "stop"), ("", "stop")])  # the rewrite ends the plan
+        job = HouseholdJob(None, PLANS, n_examples=1, repairs=3, keep_steps=keep_steps)  # type: ignore[arg-type]
+        result = job.planner_factory(llm)().plan(task.name, env.object_names(), affordances=env.object_properties(),
+                                                 verify=simulator_verifier(HouseholdEnv(task.initial_graph)))
+        assert ("find('barsoap')\n\tgrab('barsoap')" in result.text) == keep_steps
+        assert len(llm.calls) == 2

@@ -29,9 +29,10 @@ def soap_task(progprompt_data: Path) -> HouseholdTask:
 
 
 def plan(task: HouseholdTask, answers: list[str], examples: dict[str, str], repairs: int = 3,
-         preconditions: bool = False):
+         preconditions: bool = False, keep_steps: bool = False):
     llm = ScriptedLLM(list(answers))
-    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=repairs, preconditions=preconditions)
+    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=repairs, preconditions=preconditions,
+                                keep_steps=keep_steps)
     env = HouseholdEnv(task.initial_graph)
     env.reset()
     verify = simulator_verifier(HouseholdEnv(task.initial_graph))
@@ -205,3 +206,35 @@ def test_a_failure_no_step_fixes_goes_to_the_model(examples: dict[str, str], soa
                            preconditions=True)
     assert interpret(result.program, env).executed == 5 and "barsoap INSIDE bathroomcabinet" in env.conditions()
     assert len(llm.calls) == 3 and "already" in result.rejected[0] and "written before" not in result.rejected[0]
+
+
+@pytest.mark.parametrize("keep_steps", [False, True])
+def test_a_step_the_model_would_give_up_is_kept_only_with_keep_steps(examples: dict[str, str],
+                                                                     soap_task: HouseholdTask,
+                                                                     keep_steps: bool) -> None:
+    # the model's rewrite of the far grab ends the plan there; with keep_steps the grab stays, reached by a find
+    result, llm, env = plan(soap_task, [FORGETS_TO_WALK, ""], examples, keep_steps=keep_steps)
+    assert len(llm.calls) == 2  # the model is asked first either way
+    trace = interpret(result.program, env)
+    assert ("barsoap INSIDE bathroomcabinet" in env.conditions()) == keep_steps
+    if keep_steps:
+        assert result.rejected == (f"line 3: grab('barsoap'): {NOT_CLOSE}; kept, find('barsoap') written before it",)
+        assert "\tfind('barsoap')\n\tgrab('barsoap')\n\tfind('bathroomcabinet')" in result.text
+        assert trace.attempted == trace.executed == 5
+    else:
+        assert "grab" not in result.text.split("# 0: grab soap")[-1]
+
+
+def test_keep_steps_leaves_a_substitution_and_a_step_already_done_to_the_model(examples: dict[str, str],
+                                                                               soap_task: HouseholdTask) -> None:
+    # a second grab of what is held is given up (its effect holds): nothing is searched for, the plan ends there
+    twice = "# 0: grab soap\n\tfind('barsoap')\n\tgrab('barsoap')\n\tgrab('barsoap')\n"
+    result, llm, _ = plan(soap_task, [twice, ""], examples, keep_steps=True)
+    assert len(llm.calls) == 2 and "kept" not in result.rejected[0]
+    assert result.text.count("grab('barsoap')") == 1
+    # a replacement that is a task step of its own stands as the model wrote it
+    rest = REST.split("\n", 1)[1].lstrip("\t")
+    result, llm, _ = plan(soap_task, [FORGETS_TO_WALK, "find('barsoap')\n\tgrab('barsoap')\n", rest], examples,
+                         keep_steps=True)
+    assert len(llm.calls) == 3 and "kept" not in result.rejected[0]
+    assert "# 0: grab soap\n\tfind('barsoap')\n\tgrab('barsoap')" in result.text

@@ -138,6 +138,9 @@ SceneExamplesOpt = Annotated[bool | None, Option("--scene-examples/--any-example
 PreconditionsOpt = Annotated[bool, Option("--preconditions/--no-preconditions", help=(
     "Grounded decoding: before the model rewrites a call that fails on the private copy, search for the one or two "
     "steps over its objects (find, walk, open, ...) that let it run, and write them before it."))]
+KeepStepsOpt = Annotated[bool, Option("--keep-steps/--no-keep-steps", help=(
+    "Grounded decoding: where the model's rewrite of a failing call would give the task step up (a move, or the "
+    "plan's end), search for the steps that let the call run instead and keep it."))]
 PlanTokensOpt = Annotated[int | None, Option("--plan-tokens", help=(
     "Most tokens one plan may cost, repairs included (default 4 × the answer limit)."))]
 ExamplesFileOpt = Annotated[Path | None, Option("--examples-file", help="Example plans (default: the data's plan "
@@ -160,7 +163,7 @@ def eval_progprompt(
     base_url: BaseUrlOpt = None, threads: ThreadsOpt = None, runs: RunsOpt = 1, limit: LimitOpt = None,
     ablation: AblationOpt = "full", examples: ExamplesOpt = None, k: KOpt = None, retriever: RetrieverOpt = "minilm",
     goals: GoalsOpt = False, scene_examples: SceneExamplesOpt = None, preconditions: PreconditionsOpt = False,
-    plan_tokens: PlanTokensOpt = None,
+    keep_steps: KeepStepsOpt = False, plan_tokens: PlanTokensOpt = None,
     examples_file: ExamplesFileOpt = None,
     assert_check: AssertCheckOpt = "symbolic", replan: ReplanOpt = 0, repairs: RepairsOpt = DEFAULT_REPAIRS,
     no_grammar: NoGrammarOpt = False, langprompt: LangPromptOpt = False, cassette: CassetteOpt = None,

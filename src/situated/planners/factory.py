@@ -18,11 +18,13 @@ def household_planner_factory(llm: LLM, examples: Mapping[str, str], *, n_exampl
                               ablation: str = "full", grammar: bool = True, langprompt: bool = False,
                               seed: int = 0, max_repairs: int = 0, retriever: str | None = None,
                               goals: bool = False, plan_tokens: int | None = None,
-                              scene_examples: bool = False, preconditions: bool = False) -> Callable[[], Planner]:
+                              scene_examples: bool = False, preconditions: bool = False,
+                              keep_steps: bool = False) -> Callable[[], Planner]:
     """A factory of ProgPrompt (or LangPrompt) planners; builds one at once so bad settings fail early. With
     `retriever` (minilm or bm25) the examples are the `n_examples` plans nearest to each task, the retriever
     loaded once and shared by the planners. `scene_examples`: examples naming fewer objects the scene lacks first;
-    `preconditions`: a failing call's missing steps are searched for before the model rewrites it."""
+    `preconditions`: a failing call's missing steps are searched for before the model rewrites it; `keep_steps`:
+    only where the model's rewrite would give the task step up."""
     if ablation not in ABLATIONS:
         raise SituatedError(f"--ablation must be one of {', '.join(ABLATIONS)}, not {ablation!r}")
     if max_repairs < 0:
@@ -36,7 +38,8 @@ def household_planner_factory(llm: LLM, examples: Mapping[str, str], *, n_exampl
         return ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, n_examples=n_examples, seed=seed,
                                  ablation=ablation, constrained=grammar, max_repairs=max_repairs,
                                  retriever=chosen, state_goals=goals, max_plan_tokens=plan_tokens,
-                                 scene_examples=scene_examples, preconditions=preconditions)
+                                 scene_examples=scene_examples, preconditions=preconditions,
+                                 keep_steps=keep_steps)
 
     make()
     return make

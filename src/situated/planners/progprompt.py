@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import partial
 
-from ..actions import PROGPROMPT_SPACE, ActionSpace
+from ..actions import ALREADY, NAVIGATION_ACTIONS, PROGPROMPT_SPACE, ActionSpace
 from ..errors import ParseError, SituatedError
 from ..llm.base import LLM, Completion
 from ..program import Call, Condition, Program, call_text, condition_text
@@ -119,6 +119,12 @@ def _first_rejected(program: Program, from_line: int, verify: Verifier) -> _Reje
     return loop if loop is not None and (failure is None or loop.line < failure.line) else failure
 
 
+def _gives_up(fix: str) -> bool:
+    """Whether a replacement statement holds no task step: nothing, comments, or only moves and looks."""
+    called = [m.group(1) for line in fix.split("\n") if (m := re.match(r"\s*(\w+)\(", line))]
+    return not any(action not in NAVIGATION_ACTIONS for action in called)
+
+
 def _worn_out(banned: Sequence[tuple[str, tuple[str, ...]]]) -> set[str]:
     """Actions rejected at least `ACTION_REJECTIONS` times (with any objects)."""
     counts = Counter(action for action, _ in banned)
@@ -137,7 +143,7 @@ class ProgPromptPlanner:
                  max_continuations: int = MAX_CONTINUATIONS, max_repairs: int = 0,
                  retriever: Retriever | None = None, state_goals: bool = False,
                  max_plan_tokens: int | None = None, scene_examples: bool = False,
-                 preconditions: bool = False) -> None:
+                 preconditions: bool = False, keep_steps: bool = False) -> None:
         if max_repairs < 0:
             raise SituatedError(f"max_repairs must be >= 0, got {max_repairs}")
         self.prompts = ProgPromptPrompt(space, examples, n_examples=n_examples, sample_examples=sample_examples,
@@ -155,6 +161,7 @@ class ProgPromptPlanner:
         self.max_continuations = max_continuations
         self.max_repairs = max_repairs
         self.preconditions = preconditions
+        self.keep_steps = keep_steps
 
     def grammar(self, objects: Sequence[str], affordances: Mapping[str, Set[str]] | None = None) -> str | None:
         if not self.constrained:
@@ -242,20 +249,21 @@ class ProgPromptPlanner:
         rewrites: list[Rewrite] = []
         pursued: set[Condition] = set()  # goals already given a sub-goal of their own
         budget_spent = False
-        added = 0  # steps the precondition search wrote (they do not count as rewrites)
+        added = 0  # steps the precondition search wrote
+        free = 0  # rejections answered by the search instead of the model (they do not count as rewrites)
         searched: str | None = None  # a plan text with such steps, to check before writing on
         while True:
-            repairing = verify is not None and len(rejected) - added < self.max_repairs
+            repairing = verify is not None and len(rejected) - free < self.max_repairs
             if searched is not None:
                 text, searched = searched, None
-            elif not repairing or len(rejected) == added:  # (written whole: pieces would change the text)
+            elif not repairing or len(rejected) == free:  # (written whole: pieces would change the text)
                 text = before + accepted + self._generate(prompt + accepted, grammar, completions)
             else:  # after a replacement: stop writing as soon as a statement fails on the copy of the scene
                 text = before + accepted + self._generate(
                     prompt + accepted, grammar, completions,
                     until=partial(self._fails, before + accepted, first, check_from, objects, verify))
             read = self._read(text, objects, first)
-            if verify is not None and len(rejected) > added and not repairing and (
+            if verify is not None and len(rejected) > free and not repairing and (
                     loop := repeated(read.program, check_from)) is not None:
                 # the rewrites are spent: the plan ends where the repetition starts
                 rejected.append(f"line {loop.line}: {loop.call}: {loop.reason}; the plan ends at line {loop.start}")
@@ -271,6 +279,7 @@ class ProgPromptPlanner:
                                                      MAX_STEPS - added)) is not None):
                 searched, steps = found
                 added += len(steps)
+                free += 1
                 rejected.append(f"line {failure.line}: {failure.call}: {failure.reason}; "
                                 f"{', '.join(steps)} written before it")
                 rewrites.append(Rewrite(stmt.line, stmt, "\n".join((*steps, call_text(stmt))), failure.reason))
@@ -302,6 +311,19 @@ class ProgPromptPlanner:
             kept = "\n".join(text.split("\n")[: stmt.line - 1]) + "\n\t"
             fix = self._replacement(prompt[: len(prompt) - len(before)] + kept, notes, objects, affordances,
                                     banned, _worn_out(banned), completions)
+            if (self.keep_steps and isinstance(failure, StepEvent) and isinstance(stmt, Call)
+                    and stmt.action not in NAVIGATION_ACTIONS and ALREADY not in failure.reason
+                    and _gives_up(fix) and added < MAX_STEPS
+                    and (found := self._precondition(text, stmt, objects, affordances, first, check_from, verify,
+                                                     MAX_STEPS - added)) is not None):
+                # the model would give the task step up: the step stays, with what it needs written before it
+                searched, steps = found
+                added += len(steps)
+                rejected[-1] += f"; kept, {', '.join(steps)} written before it"
+                rewrites.append(Rewrite(stmt.line, stmt, "\n".join((*steps, call_text(stmt))), failure.reason))
+                accepted = searched[len(before):]
+                check_from = fix_line = stmt.line + len(steps)
+                continue
             rewrites.append(Rewrite(stmt.line, stmt, fix.strip(), failure.reason))
             accepted = (kept + fix + "\t")[len(before):] if fix.strip() else ""
             if not fix.strip():  # the model ends the plan where the rejected statement was

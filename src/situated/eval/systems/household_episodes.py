@@ -216,6 +216,8 @@ class HouseholdJob:
     """Prompt examples naming the fewest objects the task's scene lacks first (ProgPromptPrompt)."""
     preconditions: bool = False
     """A failing call's missing steps searched for on the private copy first (`planners.preconditions`)."""
+    keep_steps: bool = False
+    """The same search only where the model's rewrite would give a task step up (`--keep-steps`)."""
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -231,7 +233,8 @@ class HouseholdJob:
                                          ablation=self.ablation, grammar=self.grammar, langprompt=self.langprompt,
                                          seed=self.seed, max_repairs=self.repairs, retriever=self.retriever,
                                          goals=self.goals, plan_tokens=self.plan_tokens,
-                                         scene_examples=self.scene_examples, preconditions=self.preconditions)
+                                         scene_examples=self.scene_examples, preconditions=self.preconditions,
+                                         keep_steps=self.keep_steps)
 
     def build(self) -> EpisodeFn:
         llm = SampledLLM(self.model.open(), self.temperature, self.seed)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence, Set
 from dataclasses import dataclass
 
+from ...actions import ALREADY, NAVIGATION_ACTIONS
 from ...planners.base import Rewrite
 from ...program import Assert, Call, For, If, Program, Statement
 from .base import Metric, keys
@@ -23,12 +24,6 @@ METRICS = (Metric("success", "SR"), Metric("gcr", "GCR"), Metric("exec", "Exec")
 """The household metrics of an episode, as reports show them."""
 HOUSEHOLD_METRICS: tuple[str, ...] = keys(METRICS)
 
-NAVIGATION_ACTIONS = frozenset({"walk", "run", "find", "turnto", "lookat", "walktowards", "walkforward", "turnleft",
-                                "turnright"})
-"""Actions that only move or orient the agent: a plan made executable by swapping a task's step for one of them
-has dropped that step (Honest Exec)."""
-ALREADY = " is already "
-"""In the household environment's failure reasons: the action's effect already holds (open, grabbed, on, ...)."""
 
 
 def goal_conditions(initial: Set[str], final_gt: Set[str]) -> frozenset[str]:

@@ -54,10 +54,12 @@ class HouseholdSettings:
     seed: int = 0
     temperature: float = 0.0
     scene_examples: bool | None = None
-    preconditions: bool = False
-    """A failing call's missing steps searched for before the model rewrites it (`--preconditions`)."""
     """Examples naming the fewest objects the scene lacks first; None: with retrieved examples only, so `--examples
     fixed` stays the paper's set-up (docs/progprompt.md: on the development set as good as without and cheaper)."""
+    preconditions: bool = False
+    """A failing call's missing steps searched for before the model rewrites it (`--preconditions`)."""
+    keep_steps: bool = False
+    """That search only where the model's rewrite would give a task step up (`--keep-steps`)."""
 
 
 def example_choice(examples: str | None, k: int | None, retriever: str, *,
@@ -112,6 +114,7 @@ def variant_name(s: HouseholdSettings, repairs: int, k: int, retrieved: str | No
     return (f"progprompt-{s.ablation}{'-nogrammar' if s.no_grammar else ''}{f'-grounded{repairs}' if repairs else ''}"
             f"{f'-{retrieved}{k}' if retrieved else ''}{'-goals' if s.goals else ''}"
             f"{'-scene' if scene_first(s, retrieved) else ''}{'-pre' if s.preconditions and repairs else ''}"
+            f"{'-keep' if s.keep_steps and repairs else ''}"
             f"{f'-t{s.temperature:g}' if s.temperature else ''}")
 
 
@@ -166,7 +169,8 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
         assert_check=s.assert_check,
         **levers(retriever=retrieved, goals=s.goals or None, plan_tokens=s.plan_tokens,
                  temperature=s.temperature or None, scene_examples=scene or None,
-                 preconditions=(s.preconditions and repairs > 0) or None))
+                 preconditions=(s.preconditions and repairs > 0) or None,
+                 keep_steps=(s.keep_steps and repairs > 0) or None))
     models.check_cassette([p for p in (s.initial_graph, plans_path) if p is not None]
                           + [s.data / d for d in ("new_env", "final_states", s.split)])
     executor, spec = models.for_episodes(s.model)
@@ -174,6 +178,6 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
                        langprompt=s.langprompt, repairs=repairs, assert_check=s.assert_check, replan=s.replan,
                        seed=s.seed, retriever=retrieved, goals=s.goals, plan_tokens=s.plan_tokens,
                        temperature=s.temperature, scene_examples=scene,
-                       preconditions=s.preconditions and repairs > 0)
+                       preconditions=s.preconditions and repairs > 0, keep_steps=s.keep_steps and repairs > 0)
     out = s.out or Path("runs") / f"{s.split}-{variant}-{model_label(s.model)}"
     return HouseholdRun(s, variant, tasks, job, executor, config, out)
