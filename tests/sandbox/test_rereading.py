@@ -185,3 +185,47 @@ def test_let_go_without_a_place_releases_where_the_arm_is(fresh: TabletopEnv, tm
         assert shown.plan.text == "release()\n"
         s.confirm()
         assert s.check("'duck' in 'tray'")
+
+
+def test_a_new_verb_is_learnt_under_the_word_the_person_said(fresh: TabletopEnv, tmp_path) -> None:
+    # the model mended "blick" to `blink`; the person will say "blick" again, so that is the name
+    llm = ScriptedLLM([{"unknown_behaviour": "blink", "objects": ["BALL"]}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        asked = s.say("please blick the ball")
+        assert asked.kind == "teach" and s.teaching.name == "blick" and "how to blick" in asked.say
+
+
+def test_calls_about_items_the_request_never_names_are_asked_again_with_the_item_it_names(
+        fresh: TabletopEnv, tmp_path) -> None:
+    # "dock" (the duck, misheard) answered with the cube: asked again with the duck's name, the duck is picked up
+    llm = ScriptedLLM([answer([("cube", "gripper")], ("pickup", {"obj": "cube"})),
+                       answer([("duck", "gripper")], ("pickup", {"obj": "duck"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        shown = s.say("pick up the dock")
+        assert shown.plan.text == "pickup('duck')\n"
+        assert "pick up the duck" in str(llm.calls[1]["messages"][-1]["content"])
+        s.confirm()
+        assert s.check("'duck' in 'hands'") and not s.check("'cube' in 'hands'")
+
+
+def test_calls_over_the_items_said_are_not_asked_again(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([answer([("duck", "gripper")], ("pickup", {"obj": "duck"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("pick up the dock").plan.text == "pickup('duck')\n" and len(llm.calls) == 1
+
+
+def test_an_item_already_where_the_goal_puts_it_is_left_there(fresh: TabletopEnv, tmp_path) -> None:
+    # "put it in the gift bag too": the model's goal also has the toy car, in the bag since the last request,
+    # and its calls take it out and in again; only the held duck is put in
+    put_car = (("pickup", {"obj": "toy_car"}), ("goto", {"obj": "gift_bag"}), ("release", {}))
+    llm = ScriptedLLM([answer([("toy_car", "gift_bag")], *put_car),
+                       answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       answer([("duck", "gift_bag"), ("toy_car", "gift_bag")], ("goto", {"obj": "gift_bag"}),
+                              ("release", {}), *put_car)])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        done(s, "put the toy car in the gift bag", "pick up the duck")
+        shown = s.say("put it in the gift bag too")
+        assert shown.plan.text == "goto('gift_bag')\nrelease()\n"
+        assert "The toy car is in the gift bag already" in shown.say
+        assert s.confirm().say == "Done."
+        assert s.check("'duck' in 'gift_bag'") and s.check("'toy_car' in 'gift_bag'")

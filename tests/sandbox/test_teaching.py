@@ -122,6 +122,10 @@ def test_nothing_shown_or_abandoned_teaches_nothing(fresh: TabletopEnv, tmp_path
 def test_done_and_abort_phrases() -> None:
     assert all(is_done(t) for t in ("done", "Done.", "That's it!", "that\u2019s it", "that is all", "I'm done"))
     assert not any(is_done(t) for t in ("done with the ball", "pack it", "it"))
+    # courtesies around the closing phrase do not hide it; alone, or around anything else, they end nothing
+    assert all(is_done(t) for t in ("OK, done.", "Great, that's it, thanks!", "Okay robot, I'm done now", "yes done"))
+    assert not any(is_done(t) for t in ("OK.", "thanks", "ok now drop it", "done stacking it", "all right"))
+    assert is_abort("Okay, forget it.") and not is_abort("okay")
     assert is_abort("Never mind.") and not is_abort("mind the duck")
     teaching = Teaching("pack", "pack the ball and the duck", ("ball", "duck"),
                         [Call("pickup", ("ball",)), Call("goto", ("gift_bag",)), Call("release")])

@@ -497,6 +497,18 @@ def grounded(name: str, utterance: str) -> bool:
     return all(any(part == w or (len(part) >= 3 and _one_edit(part, w)) for w in words) for part in name.split("_"))
 
 
+def as_said(name: str, utterance: str) -> str:
+    """A name from the model's unknown answer in the person's own words: each of its words that the request does
+    not say, but says one edit away (the only such word), becomes the word said ("blick the bottle" answered
+    `blink`: `blick`)."""
+    words = _tokens(utterance)
+    parts = []
+    for part in name.split("_"):
+        near = [] if part in words or len(part) < 3 else list(dict.fromkeys(w for w in words if _one_edit(part, w)))
+        parts.append(near[0] if len(near) == 1 else part)
+    return "_".join(parts)
+
+
 def said(name: str, utterance: str, besides: str = "") -> bool:
     """Whether a known object's name is something the person said: one of its words (three letters or more) is
     a word of the request, or close to one (one edit for short words, two for words of five letters or more:

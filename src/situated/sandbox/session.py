@@ -31,7 +31,7 @@ from __future__ import annotations
 import keyword
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..actions import SANDBOX_SPACE, ActionSpace, Behaviour, Param, Primitive
@@ -51,6 +51,7 @@ from ..planners.toolcall import (
     UnknownSkill,
     Usage,
     answer_of_calls,
+    as_said,
     goal_answer,
     said,
     said_words,
@@ -234,9 +235,14 @@ class SandboxSession:
         if self.teachable:
             reply = self._reread(request, reply, table, state)
             reply = self._asked_nothing(request, reply, table, state)
+        reply = self._other_items(request, reply, table, state)
         self.last = ""
         answer = reply.answer
         raw = reply.raw
+        if isinstance(answer, UnknownBehaviour) and (name := as_said(answer.name, request)) != answer.name:
+            # the verb as the person said it ("blick the bottle" answered `blink`): that is the word they will use
+            self._log("note", {"text": f"unknown behaviour {answer.name} named {name}, as said"})
+            answer, raw = replace(answer, name=name), {**raw, "unknown_behaviour": name}
         if not self.teachable and not isinstance(answer, PlannedCalls):  # the schema left these out
             self._log("note", {"text": "an unknown answer in the no-teaching condition was dropped"})
             return Reply("error", NO_TEACHING)
@@ -356,6 +362,34 @@ class SandboxSession:
         self._used(again.usage, "plan")
         self._log("note", {"text": f"calls that change nothing asked again: {type(again.answer).__name__}",
                            "proposed": [call_text(c) for c in answer.calls],
+                           "goal": [condition_text(c) for c in answer.goal]})
+        return again
+
+    def _other_items(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
+        """Calls whose goal is only about items the request never names (nor the held one), while it names an item
+        they leave out, took a word for another ("pick up the pair" answered with the apple and the banana, a
+        pair, where the pear stands). The model is asked again with that word written as the item's name; its new
+        answer stands if its goal is about that item, the first stands otherwise."""
+        answer = reply.answer
+        if not isinstance(answer, PlannedCalls) or not answer.goal:
+            return reply
+        about = {str(c.args[0]) for c in answer.goal}
+        if table.held in about or any(said(i, request) for i in about):
+            return reply
+        named = [o.name for o in self.objects if o.kind == "item" and o.name not in about and said(o.name, request)]
+        if len(named) != 1:
+            return reply
+        item = named[0]
+        heard = request
+        for word in dict.fromkeys(said_words(item, request)):
+            heard = re.sub(rf"\b{re.escape(word)}\b", _words(item), heard, flags=re.IGNORECASE)
+        again = self.planner.plan(heard, self.space, self.objects, self.memory, containers=containers_of(self.env),
+                                  state=state, lesson=self.teaching is not None, teaching=self.teachable)
+        self._used(again.usage, "plan")
+        if not isinstance(again.answer, PlannedCalls) or item not in {str(c.args[0]) for c in again.answer.goal}:
+            return reply
+        self._log("note", {"text": f"asked again as {heard!r}: the request names the {_words(item)}, the calls "
+                                   f"did not", "proposed": [call_text(c) for c in answer.calls],
                            "goal": [condition_text(c) for c in answer.goal]})
         return again
 
@@ -481,6 +515,15 @@ class SandboxSession:
             left = ", ".join(f"the {_words(i)}" for i in sorted(extra))
             self._log("note", {"text": f"left out {left}: the request does not name it", **proposed})
             return found, kept, f"I left out {left}: you did not mention {'it' if len(extra) == 1 else 'them'}."
+        holds = [c for c in goal if table.holds(c)] if not taught else []
+        if holds and len(holds) < len(goal) and {str(c.args[0]) for c in holds} & {str(a) for c in calls
+                                                                                   for a in c.args}:
+            # part of the goal is so already: its items stay where they are ("put it in the bag too" planned the
+            # toy car, in the bag since the last request, out and in again)
+            rest = tuple(c for c in goal if c not in holds)
+            if found := search(rest, self.space, table, [str(a) for c in rest for a in c.args]):
+                self._log("note", {"text": f"{unmet_text(holds)} is so already: left as it is", **proposed})
+                return found, rest, f"{_so_already(holds)}, so I left {'it' if len(holds) == 1 else 'them'} there."
         trial = try_plan(calls, self.space, table, goal)
         if trial.achieves and (goal or not taught):
             return calls, goal, ""
@@ -983,6 +1026,14 @@ def _heard(name: str, request: str, table: TableCopy, verb: str = "") -> bool:
     """Whether an object is one the request names (`said`, the words of the unknown `verb` aside) or the item in
     the gripper ("it")."""
     return name == table.held or said(name, request, verb)
+
+
+def _so_already(holds: Sequence[Condition]) -> str:
+    """"The toy car is in the gift bag already" for conditions that hold before anything runs."""
+    where = {"inside": "in the ", "on": "on the "}
+    said = " and ".join(f"the {_words(str(c.args[0]))} is {where[c.kind]}{_words(str(c.args[-1]))}"
+                        if c.kind in where else f"I hold the {_words(str(c.args[0]))}" for c in holds)
+    return said[0].upper() + said[1:] + " already"
 
 
 def _plain(reason: str) -> str:

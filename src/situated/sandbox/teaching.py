@@ -30,18 +30,37 @@ def phrase(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9' ]+", " ", text).split()).strip("'")
 
 
+COURTESIES = ("ok", "okay", "alright", "all right", "right", "good", "great", "cool", "perfect", "nice", "yes",
+              "yeah", "yep", "so", "and", "now", "then", "thanks", "thank you", "please", "robot")
+"""Words said around a closing phrase that do not change it ("OK, done.", "Great, that's it, thanks")."""
+
 _DONE = frozenset(phrase(p) for p in DONE_PHRASES)
 _ABORT = frozenset(phrase(p) for p in ABORT_PHRASES)
+_AROUND = sorted((phrase(c) for c in COURTESIES), key=len, reverse=True)
+
+
+def _core(text: str) -> str:
+    """`phrase(text)` without the courtesies before and after it (all of it when it is nothing else)."""
+    words = phrase(text)
+    trimmed = True
+    while trimmed:
+        trimmed = False
+        for c in _AROUND:
+            if words.startswith(c + " "):
+                words, trimmed = words[len(c) + 1:], True
+            elif words.endswith(" " + c):
+                words, trimmed = words[: -len(c) - 1], True
+    return words
 
 
 def is_done(text: str) -> bool:
-    """Whether an utterance ends the teaching dialogue ("That's it!", "done.")."""
-    return phrase(text) in _DONE
+    """Whether an utterance ends the teaching dialogue ("That's it!", "done.", "OK, done, thanks")."""
+    return phrase(text) in _DONE or _core(text) in _DONE
 
 
 def is_abort(text: str) -> bool:
-    """Whether an utterance abandons the teaching dialogue."""
-    return phrase(text) in _ABORT
+    """Whether an utterance abandons the teaching dialogue ("never mind", "Okay, forget it.")."""
+    return phrase(text) in _ABORT or _core(text) in _ABORT
 
 
 @dataclass
