@@ -218,7 +218,8 @@ def test_a_step_the_model_would_give_up_is_kept_only_with_keep_steps(examples: d
     trace = interpret(result.program, env)
     assert ("barsoap INSIDE bathroomcabinet" in env.conditions()) == keep_steps
     if keep_steps:
-        assert result.rejected == (f"line 3: grab('barsoap'): {NOT_CLOSE}; kept, find('barsoap') written before it",)
+        assert result.rejected == (f"line 3: grab('barsoap'): {NOT_CLOSE}; grab('barsoap') kept, find('barsoap') "
+                                   "written before it",)
         assert "\tfind('barsoap')\n\tgrab('barsoap')\n\tfind('bathroomcabinet')" in result.text
         assert trace.attempted == trace.executed == 5
     else:
@@ -238,3 +239,16 @@ def test_keep_steps_leaves_a_substitution_and_a_step_already_done_to_the_model(e
                          keep_steps=True)
     assert len(llm.calls) == 3 and "kept" not in result.rejected[0]
     assert "# 0: grab soap\n\tfind('barsoap')\n\tgrab('barsoap')" in result.text
+
+
+def test_the_step_kept_is_the_one_first_rejected_not_a_later_substitute(examples: dict[str, str],
+                                                                        soap_task: HouseholdTask) -> None:
+    # the model swaps the far grab for another far grab, then gives up: the soap's grab is the task step kept
+    rest = "find('bathroomcabinet')\n\topen('bathroomcabinet')\n\tputin('barsoap', 'bathroomcabinet')\n"
+    result, llm, env = plan(soap_task, [FORGETS_TO_WALK, "grab('toothpaste')\n", rest, ""], examples,
+                            keep_steps=True)
+    assert len(llm.calls) == 4  # the plan, the substitute, the rest after it, the rewrite that gives up
+    assert result.rejected[-1].endswith("grab('barsoap') kept, find('barsoap') written before it")
+    assert "toothpaste" not in result.text
+    interpret(result.program, env)
+    assert "barsoap INSIDE bathroomcabinet" in env.conditions()

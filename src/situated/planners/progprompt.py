@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from ..actions import ALREADY, NAVIGATION_ACTIONS, PROGPROMPT_SPACE, ActionSpace
@@ -117,6 +117,14 @@ def _first_rejected(program: Program, from_line: int, verify: Verifier) -> _Reje
     failure = next((f for f in verify(program) if f.line >= from_line), None)
     loop = repeated(program, from_line)
     return loop if loop is not None and (failure is None or loop.line < failure.line) else failure
+
+
+def _restored(text: str, stmt: Call, original: Call) -> tuple[str, Call]:
+    """`text` with the call `original` written back where `stmt` (a later substitute) stands, and that call."""
+    lines = text.split("\n")
+    at = lines[stmt.line - 1]
+    lines[stmt.line - 1] = at[: len(at) - len(at.lstrip())] + call_text(original)
+    return "\n".join(lines), replace(original, line=stmt.line)
 
 
 def _gives_up(fix: str) -> bool:
@@ -252,6 +260,7 @@ class ProgPromptPlanner:
         added = 0  # steps the precondition search wrote
         free = 0  # rejections answered by the search instead of the model (they do not count as rewrites)
         searched: str | None = None  # a plan text with such steps, to check before writing on
+        origin: tuple[Call, str] | None = None  # the statement first rejected at fix_line, and why
         while True:
             repairing = verify is not None and len(rejected) - free < self.max_repairs
             if searched is not None:
@@ -304,6 +313,7 @@ class ProgPromptPlanner:
                 break
             if stmt.line != fix_line:
                 banned, notes = [], []
+                origin = (stmt, failure.reason) if isinstance(stmt, Call) and isinstance(failure, StepEvent) else None
             if isinstance(stmt, Call) and all(isinstance(a, str) for a in stmt.args):
                 banned.append((stmt.action, tuple(str(a) for a in stmt.args)))
             notes.append(rejection_comment(failure.call, failure.reason))
@@ -311,16 +321,17 @@ class ProgPromptPlanner:
             kept = "\n".join(text.split("\n")[: stmt.line - 1]) + "\n\t"
             fix = self._replacement(prompt[: len(prompt) - len(before)] + kept, notes, objects, affordances,
                                     banned, _worn_out(banned), completions)
-            if (self.keep_steps and isinstance(failure, StepEvent) and isinstance(stmt, Call)
-                    and stmt.action not in NAVIGATION_ACTIONS and ALREADY not in failure.reason
+            if (self.keep_steps and origin is not None and isinstance(stmt, Call)
+                    and origin[0].action not in NAVIGATION_ACTIONS and ALREADY not in origin[1]
                     and _gives_up(fix) and added < MAX_STEPS
-                    and (found := self._precondition(text, stmt, objects, affordances, first, check_from, verify,
-                                                     MAX_STEPS - added)) is not None):
-                # the model would give the task step up: the step stays, with what it needs written before it
+                    and (found := self._precondition(*_restored(text, stmt, origin[0]), objects, affordances, first,
+                                                     check_from, verify, MAX_STEPS - added)) is not None):
+                # the model would give the task step first rejected here up: that step stays, with what it needs
+                # written before it (not the model's later substitutes, which failed too)
                 searched, steps = found
                 added += len(steps)
-                rejected[-1] += f"; kept, {', '.join(steps)} written before it"
-                rewrites.append(Rewrite(stmt.line, stmt, "\n".join((*steps, call_text(stmt))), failure.reason))
+                rejected[-1] += f"; {call_text(origin[0])} kept, {', '.join(steps)} written before it"
+                rewrites.append(Rewrite(stmt.line, stmt, "\n".join((*steps, call_text(origin[0]))), failure.reason))
                 accepted = searched[len(before):]
                 check_from = fix_line = stmt.line + len(steps)
                 continue
