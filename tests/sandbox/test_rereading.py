@@ -229,3 +229,45 @@ def test_an_item_already_where_the_goal_puts_it_is_left_there(fresh: TabletopEnv
         assert "The toy car is in the gift bag already" in shown.say
         assert s.confirm().say == "Done."
         assert s.check("'duck' in 'gift_bag'") and s.check("'toy_car' in 'gift_bag'")
+
+
+def test_calls_about_items_no_one_mentioned_are_asked_again(fresh: TabletopEnv, tmp_path) -> None:
+    # a correction of the last request answered with another item: the model is told the request does not name
+    # it, nothing holds it and the last request was not about it, and answers for the ball
+    put_ball = (("pickup", {"obj": "ball"}), ("goto", {"obj": "gift_bag"}), ("release", {}))
+    llm = ScriptedLLM([answer([("ball", "gift_bag")], *put_ball),
+                       answer([("duck", "tray")], ("pickup", {"obj": "duck"}), ("goto", {"obj": "tray"}),
+                              ("release", {})),
+                       answer([("ball", "tray")], ("pickup", {"obj": "ball"}), ("goto", {"obj": "tray"}),
+                              ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        done(s, "put the ball in the gift bag")
+        shown = s.say("no, sorry, I meant on the tray")
+        assert shown.plan.text == "pickup('ball')\ngoto('tray')\nrelease()\n"
+        told = llm.calls[2]["messages"][-1]["content"]
+        assert "The request does not name DUCK" in told and "the last request was not about it" in told
+
+
+def test_calls_about_the_last_requests_items_are_not_asked_again(fresh: TabletopEnv, tmp_path) -> None:
+    put_ball = (("pickup", {"obj": "ball"}), ("goto", {"obj": "gift_bag"}), ("release", {}))
+    llm = ScriptedLLM([answer([("ball", "gift_bag")], *put_ball),
+                       answer([("ball", "table")], ("pickup", {"obj": "ball"}), ("goto", {"obj": "table"}),
+                              ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        done(s, "put the ball in the gift bag")
+        assert s.say("actually, put it back on the table").plan.text.startswith("pickup('ball')")
+        assert len(llm.calls) == 2
+
+
+def test_a_word_that_sounds_like_an_item_the_calls_leave_out_is_heard_as_that_item(tmp_path) -> None:
+    # sorting: "pick up the pair" answered with the apple and the banana (a pair), where the pear stands
+    world = TabletopEnv("sorting", seed=0)
+    try:
+        llm = ScriptedLLM([answer([("apple", "gripper"), ("banana", "gripper")], ("pickup", {"obj": "apple"}),
+                                  ("pickup", {"obj": "banana"})),
+                           answer([("pear", "gripper")], ("pickup", {"obj": "pear"}))])
+        with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(world, llm, lib) as s:
+            assert s.say("Pick up the pair.").plan.text == "pickup('pear')\n"
+            assert "Pick up the pear." in str(llm.calls[1]["messages"][-1]["content"])
+    finally:
+        world.close()

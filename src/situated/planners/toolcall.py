@@ -399,9 +399,9 @@ def slip(name: str) -> str:
 def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
                       containers: Iterable[str] = (), motions: bool = False) -> list[Exchange]:
     """In-context examples built from this API and scene: requests composed of several seed skills (a misspelled
-    one among them), a move of the arm alone while holding an item (no goal), a pronoun for the held item, the
-    table as a place, two items at once, a correction, a taught
-    behaviour if there is one, arm-only requests, and each unknown answer. Each shows a state made of the
+    one among them), an item grabbed to be held, moves of the arm alone while holding it ("go to", "hold it
+    over": no goal), a pronoun for the held item, the table as a place, two items at once, a correction, a
+    taught behaviour if there is one, arm-only requests, and each unknown answer. Each shows a state made of the
     scene's own objects. With `motions`, a missing motion too (`motion_example`)."""
     if motions:  # a gesture is a motion to be shown, not a behaviour: the "wave at me" lesson is left out
         plain = [e for e in example_exchanges(space, objects, containers) if e.utterance != "wave at me"]
@@ -431,8 +431,9 @@ def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
     out = [
         ex(f"could you put the {slip(a)} in the {_words(box)} please", state(), _goal((a, box)),
            answer_call("pickup", a), *put),
-        ex(f"grab the {_words(b)}", state(**{a: box}), _goal((b, GRIPPER)), answer_call("pickup", b)),
+        ex(f"grab the {_words(b)} and hold it", state(**{a: box}), _goal((b, GRIPPER)), answer_call("pickup", b)),
         ex(f"go to the {_words(box)}", state(b, **{a: box}), [], answer_call("goto", box)),
+        ex(f"hold it over the {_words(other_box)}", state(b, **{a: box}), [], answer_call("goto", other_box)),
         ex(f"now drop it in the {_words(other_box)}", state(b, **{a: box}), _goal((b, other_box)),
            answer_call("goto", other_box), answer_call("release")),
         ex(f"put the {_words(c)} and the {_words(a)} in the {_words(box)}", state(**{b: other_box}),
@@ -442,7 +443,7 @@ def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
         ex("go back home", state(a), [], answer_call("go_home")),
     ]
     if "table" in {o.name for o in objects}:
-        out.insert(3, ex(f"take the {_words(a)} out and put it on the table", state(**{a: box, b: other_box}),
+        out.insert(4, ex(f"take the {_words(a)} out and put it on the table", state(**{a: box, b: other_box}),
                          _goal((a, "table")), answer_call("pickup", a), answer_call("goto", "table"),
                          answer_call("release")))
     behaviour = next((x for x in space.actions if isinstance(x, Behaviour) and len(x.params) == 1), None)
@@ -593,10 +594,18 @@ def misheard(name: str, objects: Iterable[str], *, parts: bool = True, alike: bo
     return False
 
 
+def alike_said(name: str, utterance: str) -> list[str]:
+    """The words of the request that sound like one of a name's words of four letters or more (`_homophones`:
+    "pair" for the PEAR). Read only where the model's calls are about items the request never names."""
+    parts = [part for part in name.split("_") if len(part) >= 4]
+    return [w for w in _tokens(utterance) if any(_homophones(w, part) for part in parts)]
+
+
 def _homophones(a: str, b: str) -> bool:
     """Whether two words of four letters or more, two edits apart at most, have the same consonants in the same
     order ("pair" and "pear", "bole" and "bowl"; not "desk" and "duck"): short words that sound alike, which
-    `sounds_like` leaves out. Read only of a name the model gave as unknown, never of every word of a request."""
+    `sounds_like` leaves out. Read of a name the model gave as unknown, and of a request's words only where the
+    model's calls are about items it never names (`alike_said`)."""
     return min(len(a), len(b)) >= 4 and _consonants(a) == _consonants(b) and _edits(a, b, 2)
 
 

@@ -50,6 +50,7 @@ from ..planners.toolcall import (
     UnknownObject,
     UnknownSkill,
     Usage,
+    alike_said,
     answer_of_calls,
     as_said,
     goal_answer,
@@ -236,6 +237,7 @@ class SandboxSession:
             reply = self._reread(request, reply, table, state)
             reply = self._asked_nothing(request, reply, table, state)
         reply = self._other_items(request, reply, table, state)
+        reply = self._unreferred(request, reply, state, table.held)
         self.last = ""
         answer = reply.answer
         raw = reply.raw
@@ -376,12 +378,14 @@ class SandboxSession:
         about = {str(c.args[0]) for c in answer.goal}
         if table.held in about or any(said(i, request) for i in about):
             return reply
-        named = [o.name for o in self.objects if o.kind == "item" and o.name not in about and said(o.name, request)]
+        named = {o.name: said_words(o.name, request) or alike_said(o.name, request)
+                 for o in self.objects if o.kind == "item" and o.name not in about}
+        named = {name: words for name, words in named.items() if words}
         if len(named) != 1:
             return reply
-        item = named[0]
+        [(item, words)] = named.items()
         heard = request
-        for word in dict.fromkeys(said_words(item, request)):
+        for word in dict.fromkeys(words):
             heard = re.sub(rf"\b{re.escape(word)}\b", _words(item), heard, flags=re.IGNORECASE)
         again = self.planner.plan(heard, self.space, self.objects, self.memory, containers=containers_of(self.env),
                                   state=state, lesson=self.teaching is not None, teaching=self.teachable)
@@ -390,6 +394,36 @@ class SandboxSession:
             return reply
         self._log("note", {"text": f"asked again as {heard!r}: the request names the {_words(item)}, the calls "
                                    f"did not", "proposed": [call_text(c) for c in answer.calls],
+                           "goal": [condition_text(c) for c in answer.goal]})
+        return again
+
+    def _unreferred(self, request: str, reply: PlannerReply, state: TableState, held: str | None) -> PlannerReply:
+        """Calls that move items the request never names, none of them held or in the last request's answer
+        ("No, sorry, I meant on the tray" after "put the ball in the gift bag", answered with three other items):
+        the model is told so and answers once more; its new calls stand, the first stand otherwise."""
+        answer = reply.answer
+        if (not isinstance(answer, PlannedCalls) or not answer.goal or any(map(self._is_taught, answer.calls))
+                or not self.memory.exchanges):
+            return reply
+        about = {str(c.args[0]) for c in answer.goal}
+        last = self.memory.exchanges[-1].answer
+        recent = {str(w).split("(")[-1].split(")")[0].split(" ")[0].lower()
+                  for w in (*last.get("goal", ()), *last.get("calls", ()), *last.get("objects", ()))}
+        if held in about or about & recent or any(said(i, request) for i in about):
+            return reply
+        them = " and ".join(sorted(i.upper() for i in about))
+        text = (f"The request does not name {them}, the gripper does not hold {'it' if len(about) == 1 else 'them'}"
+                f" and the last request was not about {'it' if len(about) == 1 else 'them'}. If the request means "
+                f"{them} all the same, answer with the same calls; if it means the item of the last request (a "
+                "pronoun, a correction), answer with calls for that item.")
+        again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
+                                  state=state, feedback=(reply.raw, text), lesson=self.teaching is not None,
+                                  teaching=self.teachable)
+        self._used(again.usage, "plan")
+        if not isinstance(again.answer, PlannedCalls):
+            return reply
+        self._log("note", {"text": f"calls about {them}, which the request does not name, asked again",
+                           "proposed": [call_text(c) for c in answer.calls],
                            "goal": [condition_text(c) for c in answer.goal]})
         return again
 
