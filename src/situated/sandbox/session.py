@@ -238,7 +238,6 @@ class SandboxSession:
             reply = self._asked_nothing(request, reply, table, state)
         reply = self._other_items(request, reply, table, state)
         reply = self._unreferred(request, reply, state, table.held)
-        reply = self._left_alone(request, reply, state, table.held)
         self.last = ""
         answer = reply.answer
         raw = reply.raw
@@ -424,34 +423,6 @@ class SandboxSession:
         if not isinstance(again.answer, PlannedCalls):
             return reply
         self._log("note", {"text": f"calls about {them}, which the request does not name, asked again",
-                           "proposed": [call_text(c) for c in answer.calls],
-                           "goal": [condition_text(c) for c in answer.goal]})
-        return again
-
-    def _left_alone(self, request: str, reply: PlannerReply, state: TableState, held: str | None) -> PlannerReply:
-        """Calls that never touch an item the request names (nor hold it), whose goal leaves it out too ("move the
-        cube over to the tray" answered `goto(TRAY)` alone): the model is told so and answers once more; its new
-        calls stand if they touch that item, the first stand otherwise ("put the duck in the tray, not the cube")."""
-        answer = reply.answer
-        if not isinstance(answer, PlannedCalls) or any(map(self._is_taught, answer.calls)):
-            return reply
-        touched = {str(a) for c in answer.calls for a in c.args} | {str(c.args[0]) for c in answer.goal}
-        missing = sorted(o.name for o in self.objects if o.kind == "item" and o.name != held
-                         and o.name not in touched and said(o.name, request))
-        if not missing:
-            return reply
-        them = " and ".join(m.upper() for m in missing)
-        text = (f"The request names {them}, which those calls do not touch and the gripper does not hold. If the "
-                f"request asks to move {'it' if len(missing) == 1 else 'them'}, answer with calls that do; if it "
-                "does not, answer with the same calls.")
-        again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
-                                  state=state, feedback=(reply.raw, text), lesson=self.teaching is not None,
-                                  teaching=self.teachable)
-        self._used(again.usage, "plan")
-        if not isinstance(again.answer, PlannedCalls) or not set(missing) <= {
-                str(a) for c in again.answer.calls for a in c.args}:
-            return reply
-        self._log("note", {"text": f"calls that leave {them} alone, which the request names, asked again",
                            "proposed": [call_text(c) for c in answer.calls],
                            "goal": [condition_text(c) for c in answer.goal]})
         return again
