@@ -332,7 +332,7 @@ class SandboxSession:
             if isinstance(again.answer, UnknownBehaviour) and kind != "action" and again.answer.name == answer.name:
                 # the misheard name now taken for a verb ("put the banana in the bole": unknown behaviour `bole`):
                 # asked once more with the name as the side question heard it
-                heard = re.sub(rf"\b{re.escape(answer.name)}\b", _words(kind), request, flags=re.IGNORECASE)
+                heard = _heard_as(request, [answer.name], kind)
                 again = self.planner.plan(heard, self.space, self.objects, self.memory,
                                           containers=containers_of(self.env), state=state,
                                           lesson=self.teaching is not None, unknown_object=False)
@@ -384,9 +384,7 @@ class SandboxSession:
         if len(named) != 1:
             return reply
         [(item, words)] = named.items()
-        heard = request
-        for word in dict.fromkeys(words):
-            heard = re.sub(rf"\b{re.escape(word)}\b", _words(item), heard, flags=re.IGNORECASE)
+        heard = _heard_as(request, words, item)
         again = self.planner.plan(heard, self.space, self.objects, self.memory, containers=containers_of(self.env),
                                   state=state, lesson=self.teaching is not None, teaching=self.teachable)
         self._used(again.usage, "plan")
@@ -1060,6 +1058,13 @@ def _heard(name: str, request: str, table: TableCopy, verb: str = "") -> bool:
     """Whether an object is one the request names (`said`, the words of the unknown `verb` aside) or the item in
     the gripper ("it")."""
     return name == table.held or said(name, request, verb)
+
+
+def _heard_as(request: str, words: Sequence[str], name: str) -> str:
+    """`request` with each of `words` (whole words, any case) written as the object `name` is said."""
+    for word in dict.fromkeys(words):
+        request = re.sub(rf"\b{re.escape(word)}\b", _words(name), request, flags=re.IGNORECASE)
+    return request
 
 
 def _so_already(holds: Sequence[Condition]) -> str:
