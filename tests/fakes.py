@@ -23,6 +23,7 @@ from typing import Any
 
 from situated.llm.base import Completion
 from situated.llm.chat_template import chat_template_for
+from situated.planners.lesson_end import LESSON_SCHEMA
 from situated.planners.toolcall import answer_call
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +48,8 @@ class ScriptedLLM:
         self.completion_tokens = completion_tokens
         self.seconds = seconds
         self.calls: list[dict[str, Any]] = []
+        self.side_calls: list[dict[str, Any]] = []
+        """Lesson side questions answered "step" because the script had no answer for them."""
 
     @property
     def prompts(self) -> list[str]:
@@ -64,6 +67,12 @@ class ScriptedLLM:
         return Completion(text, finish, self.prompt_tokens, self.completion_tokens, seconds=self.seconds)
 
     def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
+        if schema == LESSON_SCHEMA and not (self.answers and isinstance(self.answers[0], dict)
+                                            and set(self.answers[0]) == {"is"}):
+            # the lesson side question, unscripted: another step (kept apart from `calls`, so scripts and the
+            # indices of their calls stay as they were before the question existed)
+            self.side_calls.append({"messages": messages, "schema": schema, **options})
+            return {"is": "step"}
         self.calls.append({"messages": messages, "schema": schema, **options})
         if not self.answers:
             raise AssertionError(f"ScriptedLLM has no answer left for call {len(self.calls)}")

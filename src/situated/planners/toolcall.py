@@ -38,6 +38,7 @@ from ..actions import ActionSpace, Behaviour
 from ..errors import BackendError
 from ..llm.base import LLM
 from ..program import DANGEROUS_NAMES, Call, Condition
+from .lesson_end import LESSON_SCHEMA, lesson_messages
 
 WORD_PATTERN = "^[a-z][a-z0-9_]{0,39}$"
 """A new behaviour's or object's name as the model may write it (snake_case, at most 40 characters)."""
@@ -496,6 +497,21 @@ def grounded(name: str, utterance: str) -> bool:
     model's invention (measured: "stow the apple" answered as the unknown object "stapler" from an example)."""
     words = _tokens(utterance)
     return all(any(part == w or (len(part) >= 3 and _one_edit(part, w)) for w in words) for part in name.split("_"))
+
+
+def verb_said(name: str, utterance: str) -> bool:
+    """Whether an unknown behaviour's name is the person's: each of its words is a word of the request, one edit
+    from one, or shares all but its last letter with one ("serve" said as "serving", "tidy" as "tidying"). A
+    behaviour the person never named is the model's guess, copied from an example (measured: "Hi there! Could
+    you put the candy into the gift bag?" answered as the example's `wave`)."""
+    words = _tokens(utterance)
+
+    def near(part: str, word: str) -> bool:
+        pairs = enumerate(zip(part, word, strict=False))
+        shared = next((i for i, (x, y) in pairs if x != y), min(len(part), len(word)))
+        return part == word or (len(part) >= 3 and (_one_edit(part, word) or shared >= max(3, len(part) - 1)))
+
+    return all(any(near(part, w) for w in words) for part in name.split("_"))
 
 
 def as_said(name: str, utterance: str) -> str:
@@ -1045,6 +1061,11 @@ class ToolCallPlanner:
                 allow["unknown_behaviour"] = False  # its "verb" is a slip of an object's name ("pick up the qube")
             elif isinstance(answer, UnknownBehaviour) and answer.name in things:
                 allow["unknown_behaviour"] = False  # the word just refused as an object's name ("... in the bole")
+            elif isinstance(answer, UnknownBehaviour) and (not verb_said(answer.name, utterance) or answer.name in {
+                    w for o in answer.objects for w in o.split("_")}):
+                # a verb the person never said (an example's `wave` for "hi there, put the candy ..."), or a word of
+                # the very object it names ("soup can too": `soup` with the SOUP_CAN)
+                allow["unknown_behaviour"] = False
             else:
                 break
             value, again = self._ask(messages, answer_schema(offered, objects, **allow))
@@ -1085,6 +1106,15 @@ class ToolCallPlanner:
             return "thing", usage + Usage(calls=1)
         kind = value.get("is") if isinstance(value, dict) else None
         return (known[kind] if isinstance(kind, str) and kind in known else "thing"), usage + more
+
+    def lesson_over(self, name: str, utterance: str) -> tuple[bool, Usage]:
+        """The lesson side question (`lesson_end`): do the person's words say the lesson of `name` is over rather
+        than give another step? False when the backend fails or answers out of form: the words are planned."""
+        try:
+            value, usage = self._ask(lesson_messages(name, utterance), LESSON_SCHEMA)
+        except BackendError:
+            return False, Usage(calls=1)
+        return isinstance(value, dict) and value.get("is") == "over", usage
 
     def teach(self, name: str, utterance: str, steps: Sequence[Call], generalized: Sequence[str],
               taken: Iterable[str] = ()) -> tuple[Signature, Usage]:

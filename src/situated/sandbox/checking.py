@@ -96,8 +96,8 @@ class _Stepper:
 
 
 def candidate_calls(space: ActionSpace, objects: Sequence[str]) -> list[Call]:
-    """Every call of the API over `objects`: seed skills first (going home last), then taught behaviours and
-    motions (at most two parameters)."""
+    """Every call of the API over `objects`: seed skills first (a bare grasp, then going home last), then taught
+    behaviours and motions (at most two parameters)."""
     out: list[Call] = []
     for action in space.actions:
         arity = len(action.params)
@@ -107,9 +107,11 @@ def candidate_calls(space: ActionSpace, objects: Sequence[str]) -> list[Call]:
             if arity == 2 and args[0] == args[1]:
                 continue
             out.append(Call(action.name, tuple(args)))
-    # going home to drop something is a last resort: a place is named where one will do
+    # going home to drop something is a last resort: a place is named where one will do; a bare grasp() takes what
+    # the copy puts under the gripper, which the arm may have left (measured: "it goes in the box" after a release
+    # on the plate closed on nothing), so pickup(item), which goes to the item first, comes before it
     out.sort(key=lambda c: (c.action not in SEED_SKILLS, isinstance(space.get(c.action), Behaviour),
-                            c.action == "go_home"))
+                            c.action == "go_home", c.action == "grasp"))
     return out
 
 

@@ -67,6 +67,7 @@ from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
 from .motions import DemoSkill, DemoStep, learn_from_demo
 from .objects import containers_of, pointed_description, scene_entries, taught_kind
+from .places_said import meant_place
 from .replies import CallOutcome, Execution, Plan, Reply, SkillOutcome, Taught
 from .table_copy import GRIPPER_WORDS, TableCopy
 from .teaching import Teaching, is_abort, is_done
@@ -209,6 +210,12 @@ class SandboxSession:
                 name, self.teaching = self.teaching.name, None
                 self._log("note", {"text": f"teaching {name} abandoned"})
                 return Reply("notice", f"All right, I will not learn {name}.")
+            if self.teaching.steps:  # the person's own words for "that's it" ("and that's how you serve a fruit")
+                over, usage = self.planner.lesson_over(self.teaching.name, text)
+                self._used(usage, "lesson")
+                if over:
+                    self._log("note", {"text": f"the lesson of {self.teaching.name} is over, as the model read it"})
+                    return self._finish_teaching()
         elif is_done(text):  # the end of a lesson that never began is no instruction
             return Reply("notice", "I am not learning anything right now, so there is nothing to finish.")
         return self._plan(text)
@@ -238,6 +245,12 @@ class SandboxSession:
             reply = self._asked_nothing(request, reply, table, state)
         reply = self._other_items(request, reply, table, state)
         reply = self._unreferred(request, reply, state, table.held)
+        if isinstance(reply.answer, PlannedCalls) and (meant := meant_place(reply.answer, request, table)) is not None:
+            answer, was, now = meant
+            self._log("note", {"text": f"the request names the {_words(now)}, not the {_words(was)}: planned for the "
+                                       f"{_words(now)}", "proposed": [call_text(c) for c in reply.answer.calls],
+                               "goal": [condition_text(c) for c in reply.answer.goal]})
+            reply = replace(reply, answer=answer, raw=answer_of_calls(answer.calls, answer.goal))
         self.last = ""
         answer = reply.answer
         raw = reply.raw
@@ -781,7 +794,12 @@ class SandboxSession:
             self._log("note", {"text": f"could not learn {teaching.name}: {err}"})
             return Reply("error", f"I could not learn {teaching.name}: {err}")
         self.space = grown
-        self._remember_lesson(teaching.utterance, Call(teaching.name, generalized), changed, start)
+        if generalized and not set(generalized) & set(teaching.objects):
+            # the example came from the steps ("teach you to serve", shown on the banana): the request that began
+            # the lesson did not ask for serve('banana'), so it is not remembered as asking for it
+            self._log("note", {"text": f"{teaching.name} takes the object it was shown on: {', '.join(generalized)}"})
+        else:
+            self._remember_lesson(teaching.utterance, Call(teaching.name, generalized), changed, start)
         definition = definition_text(teaching.name, signature.params, body)
         self._log("teaching", {"kind": "behaviour", "name": teaching.name, "params": list(signature.params),
                                "doc": signature.doc, "body": body, "steps": len(teaching.steps),
