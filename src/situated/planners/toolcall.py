@@ -39,6 +39,7 @@ from ..errors import BackendError
 from ..llm.base import LLM
 from ..program import DANGEROUS_NAMES, Call, Condition
 from .lesson_end import LESSON_SCHEMA, lesson_messages
+from .naming import naming_messages, naming_schema
 
 WORD_PATTERN = "^[a-z][a-z0-9_]{0,39}$"
 """A new behaviour's or object's name as the model may write it (snake_case, at most 40 characters)."""
@@ -1106,6 +1107,17 @@ class ToolCallPlanner:
             return "thing", usage + Usage(calls=1)
         kind = value.get("is") if isinstance(value, dict) else None
         return (known[kind] if isinstance(kind, str) and kind in known else "thing"), usage + more
+
+    def named_as(self, word: str, utterance: str, objects: Sequence[ObjectEntry]) -> tuple[str | None, Usage]:
+        """The naming side question (`naming`): does `utterance` give one of `objects` (known objects it names) the
+        new name `word`? That object's plan name, or None (also when the backend fails or answers out of form)."""
+        known = {o.member: o.name for o in objects}
+        try:
+            value, usage = self._ask(naming_messages(word, utterance, list(known)), naming_schema(word, list(known)))
+        except BackendError:
+            return None, Usage(calls=1)
+        names = value.get("names") if isinstance(value, dict) else None
+        return (known[names] if isinstance(names, str) and names in known else None), usage
 
     def lesson_over(self, name: str, utterance: str) -> tuple[bool, Usage]:
         """The lesson side question (`lesson_end`): do the person's words say the lesson of `name` is over rather

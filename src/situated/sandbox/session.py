@@ -65,7 +65,7 @@ from .checking import search, try_plan, unmet_text
 from .lessons import effect, generalize, rerun
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
-from .motions import DemoSkill, DemoStep, learn_from_demo
+from .motions import DemoSkill, DemoStep, learn_from_demo, object_position
 from .objects import containers_of, pointed_description, scene_entries, taught_kind
 from .places_said import meant_place
 from .replies import CallOutcome, Execution, Plan, Reply, SkillOutcome, Taught
@@ -240,6 +240,9 @@ class SandboxSession:
                                   containers=containers_of(self.env), state=state,
                                   lesson=self.teaching is not None, teaching=self.teachable)
         self._used(reply.usage, "plan")
+        if self.teachable and isinstance(reply.answer, UnknownObject) and request == utterance and (
+                named := self._named_in_words(request, reply.answer.name)) is not None:
+            return named
         if self.teachable:
             reply = self._reread(request, reply, table, state)
             reply = self._asked_nothing(request, reply, table, state)
@@ -299,6 +302,28 @@ class SandboxSession:
         self.pending_object = PendingObject(answer.name, request)
         return Reply("unknown_object", f"I don't know the {_words(answer.name)}. Show me where it is: point "
                                        f"{answer.name} U V (a pixel of the camera image).")
+
+    def _named_in_words(self, request: str, word: str) -> Reply | None:
+        """A request that gives an object it names the unknown `word` as a new name ("when I say 'the sweet', I
+        mean the candy"; "let's call the gift bag the sack"), as the naming side question reads it: the word is
+        taught as that object, as if the person had pointed at it. None when the request does something else
+        with the word (then it is read as before)."""
+        others = [o for o in self.objects if o.kind != "place" and o.name != word and said(o.name, request, word)]
+        if not others:
+            return None
+        target, usage = self.planner.named_as(word, request, others)
+        self._used(usage, "naming")
+        position = object_position(self.env, target) if target is not None else None
+        if target is None or position is None:
+            return None
+        self._log("note", {"text": f"{word!r} is a new name for the {_words(target)}, as the model read it"})
+        taught = self.point(word, position)
+        if taught.kind == "taught" and self.env.aliases.get(word) != self.env.resolve(target):
+            self.undo(word)   # the point met another object first (one inside a container): not what was said
+            return Reply("error", f"I could not tell the {_words(target)} apart to call it {_words(word)}.")
+        if taught.kind == "taught":
+            return replace(taught, say=f"Now I know the {_words(word)}: it is the {_words(target)}.")
+        return taught
 
     def _reread(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
         """An unknown answer that the request may not mean, asked again (the first answer stands otherwise):
