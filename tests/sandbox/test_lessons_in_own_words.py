@@ -122,3 +122,36 @@ def test_a_fixed_plan_picks_the_item_up_by_name_rather_than_closing_the_gripper_
                       arm="ball")
     found = search([Condition("inside", ("ball", "gift_bag"))], SANDBOX_SPACE, table)
     assert found is not None and found[0] == Call("pickup", ("ball",))
+
+
+def test_an_object_named_in_words_is_known_by_that_name_from_then_on(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_object": "sweet"}, {"word": "sweet", "names": "no"},   # a thing to point at
+                       {"word": "sweet", "is": "thing"}, {"word": "sweet", "is": "thing"},  # nor misheard
+                       {"unknown_object": "sweet"}, {"word": "sweet", "names": "CANDY"},
+                       answer([("sweet", "tray")], ("pickup", {"obj": "sweet"}), ("goto", {"obj": "tray"}),
+                              ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("put the sweet on the tray").kind == "unknown_object"
+        asked = llm.calls[1]
+        assert asked["schema"]["properties"]["names"]["enum"] == ["TRAY", "no"]   # the objects the request names
+        assert asked["messages"][-1]["content"] == "Known objects named: TRAY\nRequest: put the sweet on the tray\n" \
+                                                  "Word: sweet"
+        named = s.say("when I say the sweet, I mean the candy")
+        assert named.kind == "taught" and named.say == "Now I know the sweet: it is the candy."
+        assert fresh.aliases["sweet"] == "candy" and lib.get("sweet") is not None
+        s.say("put the sweet on the tray")
+        assert s.confirm().execution.ok and s.check("'candy' in 'tray'")
+
+
+def test_a_lesson_about_several_items_keeps_them_and_a_slip_is_not_a_place_named() -> None:
+    from situated.sandbox.lessons import generalize
+
+    table = TableCopy(frozenset({"banana", "strawberry"}), frozenset({"bowl"}))
+    recipe = [Call("pickup", ("banana",)), Call("goto", ("bowl",)), Call("release", ()),
+              Call("pickup", ("strawberry",)), Call("goto", ("bowl",)), Call("release", ())]
+    assert generalize((), recipe, table).objects == ()               # "make a snack": both, always
+    assert generalize((), recipe[:3], table).objects == ("banana",)   # "teach you to serve": shown on the banana
+    sorting = TableCopy(frozenset({"bottle"}), frozenset({"plate", "box"}))
+    to_box = PlannedCalls((Call("pickup", ("bottle",)), Call("goto", ("box",)), Call("release", ())),
+                          (Condition("inside", ("bottle", "box")),))
+    assert meant_place(to_box, "place the bottal in the boks", sorting) is None   # "place" is no plate

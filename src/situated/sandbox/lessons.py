@@ -51,25 +51,26 @@ def ground(steps: Sequence[Call], start: TableCopy, named: Sequence[str]) -> lis
     return out
 
 
-def first_item(steps: Sequence[Call], start: TableCopy) -> str | None:
-    """The first item the steps go to, pick up or hold (the lesson's example when the request named none)."""
+def only_item(steps: Sequence[Call], start: TableCopy) -> str | None:
+    """The one item the steps go to, pick up or hold, when there is exactly one: the lesson's example when the
+    request named none ("teach you to serve", shown on the banana). Steps about several items are a recipe with
+    its own items ("make a snack": fetch the banana, fetch the strawberry), not an example; None then."""
     table = start.copy()
     items = set(table.items)
+    touched: list[str] = []
     for call in steps:
-        named = next((str(a) for a in call.args if str(a) in items), None)
-        if named is not None:
-            return named
+        touched += [str(a) for a in call.args if str(a) in items]
         table.step(call)
         if table.held in items:
-            return table.held
-    return None
+            touched.append(table.held)
+    return touched[0] if len(set(touched)) == 1 else None
 
 
 def generalize(named: Sequence[str], steps: Sequence[Call], start: TableCopy) -> Generalized:
     """The parameters and steps of a lesson (see the module docstring)."""
     kinds = kinds_of(start)
     named = [o for o in dict.fromkeys(named) if kinds.get(o) in ("item", "container")]
-    if not named and (example := first_item(steps, start)) is not None:
+    if not named and (example := only_item(steps, start)) is not None:
         named = [example]   # "let me show you how to serve": shown on the banana, serve(fruit)
     steps = ground(steps, start, named)
     used = list(dict.fromkeys(str(a) for c in steps for a in c.args))

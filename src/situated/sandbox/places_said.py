@@ -2,13 +2,16 @@
 
 The model sometimes writes the table for another place the request names (measured: "put the candy on the tray"
 answered `'candy' on 'table'` with `goto('table')`: the examples say "on the table", not "on the tray"). When
-every destination of the goal is one place the request never names, and the request names exactly one other
-place that is neither where those items already are nor one the calls visit, that place is meant: the goal and
-the calls are written with it. Read against the model's answer and the scene's names (`said`), never as
-patterns over the words alone.
+every destination of the goal is one place the request never names (`said`, slips allowed), and the request says
+exactly one other place by a word of its name, spelt as it is (a slip is not enough: "place the bottal in the
+boks" does not say the plate), that is neither where those items already are nor one the calls visit, that place
+is meant: the goal and the calls are written with it. Read against the model's answer and the scene's names,
+never as patterns over the words alone.
 """
 
 from __future__ import annotations
+
+import re
 
 from ..planners.toolcall import PlannedCalls, said
 from ..program import Call, Condition
@@ -29,7 +32,8 @@ def meant_place(answer: PlannedCalls, request: str, table: TableCopy) -> tuple[P
     if said(was, request):
         return None
     places = sorted(table.containers | table.places)
-    named = [p for p in places if p != was and said(p, request)]
+    words = set(re.findall(r"[a-z]+", request.lower()))
+    named = [p for p in places if p != was and words & {w for w in p.split("_") if len(w) >= 3}]
     if len(named) != 1:
         return None
     [now] = named
