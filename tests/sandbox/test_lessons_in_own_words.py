@@ -125,14 +125,16 @@ def test_a_fixed_plan_picks_the_item_up_by_name_rather_than_closing_the_gripper_
 
 
 def test_an_object_named_in_words_is_known_by_that_name_from_then_on(fresh: TabletopEnv, tmp_path) -> None:
-    llm = ScriptedLLM([{"unknown_object": "sweet"}, {"word": "sweet", "names": "no"},   # a thing to point at
-                       {"word": "sweet", "is": "thing"}, {"word": "sweet", "is": "thing"},  # nor misheard
-                       {"unknown_object": "sweet"}, {"word": "sweet", "names": "CANDY"},
+    thing = {"word": "sweet", "is": "thing"}
+    llm = ScriptedLLM([{"unknown_object": "sweet"}, thing, thing, {"word": "sweet", "names": "no"},  # point at it
+                       {"unknown_object": "sweet"}, thing, thing, {"word": "sweet", "names": "CANDY"},
                        answer([("sweet", "tray")], ("pickup", {"obj": "sweet"}), ("goto", {"obj": "tray"}),
-                              ("release", {}))])
-    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+                              ("release", {})),
+                       {"unknown_object": "serve"}, {"word": "serve", "is": "action"},    # no naming asked
+                       {"unknown_behaviour": "serve", "objects": ["DUCK"]}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib, scene="gift_bag") as s:
         assert s.say("put the sweet on the tray").kind == "unknown_object"
-        asked = llm.calls[1]
+        asked = llm.calls[3]
         assert asked["schema"]["properties"]["names"]["enum"] == ["TRAY", "no"]   # the objects the request names
         assert asked["messages"][-1]["content"] == "Known objects named: TRAY\nRequest: put the sweet on the tray\n" \
                                                   "Word: sweet"
@@ -141,6 +143,9 @@ def test_an_object_named_in_words_is_known_by_that_name_from_then_on(fresh: Tabl
         assert fresh.aliases["sweet"] == "candy" and lib.get("sweet") is not None
         s.say("put the sweet on the tray")
         assert s.confirm().execution.ok and s.check("'candy' in 'tray'")
+        # a word that is part of the action is never taken for a name, whatever the request names beside it
+        s.say("I'd like to teach you a new word: serve. Let me walk you through serving the duck")
+        assert "serve" not in fresh.aliases and not any("names" in str(c["schema"]) for c in llm.calls[9:])
 
 
 def test_a_lesson_about_several_items_keeps_them_and_a_slip_is_not_a_place_named() -> None:

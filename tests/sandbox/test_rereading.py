@@ -119,12 +119,13 @@ def test_a_known_object_misheard_as_an_unknown_one_is_planned_not_pointed_at(fre
     # the side question offers the scene's objects: the model says the word was the TRAY, misheard
     put_cube = (("pickup", {"obj": "cube"}), ("goto", {"obj": "tray"}), ("release", {}))
     llm = ScriptedLLM([{"unknown_object": "bin"}, {"word": "bin", "is": "thing"}, {"word": "bin", "is": "TRAY"},
+                       {"word": "bin", "names": "no"},   # is "bin" a new name for the cube, which it names? no
                        answer([("cube", "tray")], *put_cube),
                        {"unknown_object": "lamp"}, {"word": "lamp", "is": "thing"}, {"word": "lamp", "is": "thing"}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         shown = s.say("put the cube in the bin")
         assert "Known objects: " in llm.calls[2]["messages"][-1]["content"]  # asked once the word names a thing
-        assert "TRAY" in str(llm.calls[2]["schema"]) and "unknown_object" not in str(llm.calls[3]["schema"])
+        assert "TRAY" in str(llm.calls[2]["schema"]) and "unknown_object" not in str(llm.calls[4]["schema"])
         assert shown.kind == "plan" and s.confirm().say == "Done." and s.check("'cube' in 'tray'")
         assert s.say("go to the lamp").kind == "unknown_object"  # a new thing: the person is asked to point
 
@@ -148,10 +149,11 @@ def test_a_misheard_name_then_taken_for_a_verb_is_asked_again_as_heard(fresh: Ta
     # 'tub' an unknown behaviour; asked once more with the name as heard ("... in the tray"), it is planned
     put_cube = (("pickup", {"obj": "cube"}), ("goto", {"obj": "tray"}), ("release", {}))
     llm = ScriptedLLM([{"unknown_object": "tub"}, {"word": "tub", "is": "thing"}, {"word": "tub", "is": "TRAY"},
+                       {"word": "tub", "names": "no"},   # not a new name for the cube
                        {"unknown_behaviour": "tub", "objects": ["CUBE"]}, answer([("cube", "tray")], *put_cube)])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         shown = s.say("put the cube in the tub")
-        assert llm.calls[4]["messages"][-1]["content"].endswith("Request: put the cube in the tray")
+        assert llm.calls[5]["messages"][-1]["content"].endswith("Request: put the cube in the tray")
         assert shown.kind == "plan" and s.confirm().say == "Done." and s.check("'cube' in 'tray'")
 
 

@@ -117,8 +117,9 @@ def test_a_plan_that_changes_nothing_asked_for_is_not_done(fresh: TabletopEnv, t
                        {"name": "tidy", "params": [], "doc": "Move over the tray."},
                        {"calls": ["tidy()"]},
                        answer([("cube", "tray")], ("pickup", {"obj": "cube"})),
-                       answer([("cube", "tray")], ("pickup", {"obj": "cube"}), ("goto", {"obj": "tray"}),
-                              ("release", {}))])
+                       answer([("ball", "gripper")], ("pickup", {"obj": "ball"})),
+                       answer([("ball", "gift_bag")], ("goto", {"obj": "gift_bag"})),
+                       answer([("ball", "gripper")], ("goto", {"obj": "gift_bag"}))])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         s.say("tidy the duck")
         s.say("go to the tray")
@@ -128,10 +129,16 @@ def test_a_plan_that_changes_nothing_asked_for_is_not_done(fresh: TabletopEnv, t
         s.say("tidy the duck")
         ran = s.confirm()
         assert ran.execution.ok and ran.say == "I ran the plan, but nothing on the table changed."
-        # calls that stop short of their goal go back to the model with what they would leave
+        # calls that stop short of a goal the person said (the item and where it goes) are finished by the search
         shown = s.say("put the cube in the tray")
-        assert "leave CUBE in the GRIPPER" in llm.calls[-1]["messages"][-1]["content"]
-        assert shown.plan.text == "pickup('cube')\ngoto('tray')\nrelease()\n"
+        assert shown.plan.text == "pickup('cube')\ngoto('tray')\nrelease()\n" and "I added" in shown.say
+        assert len(llm.calls) == 5
+        s.confirm()
+        s.say("pick up the ball")   # a goal about an item only held goes back to the model with what it would leave
+        s.confirm()
+        shown = s.say("go to the gift bag")
+        assert "leave BALL in the GRIPPER" in llm.calls[-1]["messages"][-1]["content"]
+        assert shown.plan.text == "goto('gift_bag')\n"
 
 
 def test_a_goal_the_request_did_not_ask_for_is_not_reached_by_added_steps(fresh: TabletopEnv, tmp_path) -> None:

@@ -240,11 +240,17 @@ class SandboxSession:
                                   containers=containers_of(self.env), state=state,
                                   lesson=self.teaching is not None, teaching=self.teachable)
         self._used(reply.usage, "plan")
-        if self.teachable and isinstance(reply.answer, UnknownObject) and request == utterance and (
-                named := self._named_in_words(request, reply.answer.name)) is not None:
-            return named
+        kind = None   # an unknown object's word: part of the action, a known object misheard, or a thing
+        if self.teachable and isinstance(reply.answer, UnknownObject):
+            kind, usage = self.planner.word_kind(reply.answer.name, request, self.objects)
+            self._used(usage, "word")
+            # a new name for an object the request names; never a word that is part of the action ("I'd like to
+            # teach you a new word: serve. Let me walk you through serving the apple" named the apple `serve`)
+            if kind != "action" and request == utterance and (
+                    named := self._named_in_words(request, reply.answer.name)) is not None:
+                return named
         if self.teachable:
-            reply = self._reread(request, reply, table, state)
+            reply = self._reread(request, reply, table, state, kind)
             reply = self._asked_nothing(request, reply, table, state)
         reply = self._other_items(request, reply, table, state)
         reply = self._unreferred(request, reply, state, table.held)
@@ -325,7 +331,8 @@ class SandboxSession:
             return replace(taught, say=f"Now I know the {_words(word)}: it is the {_words(target)}.")
         return taught
 
-    def _reread(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
+    def _reread(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState,
+                kind: str | None = None) -> PlannerReply:
         """An unknown answer that the request may not mean, asked again (the first answer stands otherwise):
 
         - An unknown behaviour of a request that names a container or place (besides in the unknown verb's own
@@ -357,8 +364,9 @@ class SandboxSession:
             return PlannerReply(PlannedCalls(tuple(calls), goal), again.raw, again.usage, again.context,
                                 again.announces)
         if isinstance(answer, UnknownObject):
-            kind, usage = self.planner.word_kind(answer.name, request, self.objects)
-            self._used(usage, "word")
+            if kind is None:
+                kind, usage = self.planner.word_kind(answer.name, request, self.objects)
+                self._used(usage, "word")
             if kind == "thing":
                 return reply
             again = self.planner.plan(request, self.space, self.objects, self.memory,
@@ -621,6 +629,14 @@ class SandboxSession:
             goal = intended(calls, self.space, table)
         found = search(goal, self.space, table, named) if goal else None
         extends = found is not None and trial.ok and found[:len(calls)] == calls
+        if found and extends and all(c.kind != "holds" and said(str(c.args[0]), request)
+                                     and said(str(c.args[-1]), request) for c in trial.unmet):
+            # the person said the item and where it goes ("strawberry in the bowl.", answered pickup alone): the
+            # steps that finish it are added without asking; an item only held ("go to the gift bag" with the
+            # ball in hand) is asked about below
+            self._log("note", {"text": f"plan completed by search: {why}; the request names it", **proposed})
+            added = ", ".join(call_text(c) for c in found[len(calls):])
+            return found, goal, f"To make {unmet_text(trial.unmet)}, I added {added}."
         if found and not extends:
             self._log("note", {"text": f"plan repaired by search: {why}", **proposed})
             return found, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
