@@ -160,3 +160,10 @@ def test_a_lesson_about_several_items_keeps_them_and_a_slip_is_not_a_place_named
     to_box = PlannedCalls((Call("pickup", ("bottle",)), Call("goto", ("box",)), Call("release", ())),
                           (Condition("inside", ("bottle", "box")),))
     assert meant_place(to_box, "place the bottal in the boks", sorting) is None   # "place" is no plate
+
+
+def test_a_place_visited_with_the_item_in_hand_is_where_it_goes() -> None:
+    table = TableCopy(frozenset({"cube"}), frozenset({"gift_bag", "tray"}), held="cube")
+    over = PlannedCalls((Call("goto", ("tray",)),), (Condition("on", ("cube", "table")),))
+    fixed, was, now = meant_place(over, "Now move over to the tray.", table)
+    assert (was, now) == ("table", "tray") and fixed.goal == (Condition("inside", ("cube", "tray")),)

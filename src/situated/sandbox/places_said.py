@@ -4,9 +4,9 @@ The model sometimes writes the table for another place the request names (measur
 answered `'candy' on 'table'` with `goto('table')`: the examples say "on the table", not "on the tray"). When
 every destination of the goal is one place the request never names (`said`, slips allowed), and the request says
 exactly one other place by a word of its name, spelt as it is (a slip is not enough: "place the bottal in the
-boks" does not say the plate), that is neither where those items already are nor one the calls visit, that place
-is meant: the goal and the calls are written with it. Read against the model's answer and the scene's names,
-never as patterns over the words alone.
+boks" does not say the plate), that is neither where those items already are nor one the calls visit with the
+gripper empty, that place is meant: the goal and the calls are written with it. Read against the model's answer
+and the scene's names, never as patterns over the words alone.
 """
 
 from __future__ import annotations
@@ -37,12 +37,26 @@ def meant_place(answer: PlannedCalls, request: str, table: TableCopy) -> tuple[P
     if len(named) != 1:
         return None
     [now] = named
-    if any(table.where.get(str(c.args[0])) == now for c in moves) or any(now in map(str, c.args)
-                                                                          for c in answer.calls):
-        # where the items are now, or a place the calls already visit, plays another part: where they come from
-        # ("move the sweet off the tray and into the sack", the sack a name the robot does not know)
+    if any(table.where.get(str(c.args[0])) == now for c in moves) or _visited_empty(answer.calls, now, table):
+        # where the items are now, or a place the calls visit with nothing in the gripper, plays another part:
+        # where they come from ("move the sweet off the tray and into the sack", the sack a name the robot does
+        # not know). Visited holding something, it is where that goes ("now move over to the tray", the cube in
+        # hand, stated as CUBE on TABLE)
         return None
     kind = "inside" if now in table.containers else "on"
     goal = tuple(Condition(kind, (c.args[0], now)) if c in moves else c for c in answer.goal)
     calls = tuple(Call(c.action, tuple(now if str(a) == was else a for a in c.args)) for c in answer.calls)
     return PlannedCalls(calls, goal), was, now
+
+
+def _visited_empty(calls: tuple[Call, ...], place: str, table: TableCopy) -> bool:
+    """Whether a call names `place` while the gripper holds nothing (counting picks and releases in order)."""
+    holding = table.held is not None
+    for call in calls:
+        if place in map(str, call.args) and not holding:
+            return True
+        if call.action in ("pickup", "grasp"):
+            holding = True
+        elif call.action == "release":
+            holding = False
+    return False
