@@ -492,27 +492,26 @@ def doc_verbs(space: ActionSpace) -> frozenset[str]:
     return frozenset(_tokens(a.doc)[0] for a in space.actions if not isinstance(a, Behaviour) and _tokens(a.doc))
 
 
-def grounded(name: str, utterance: str) -> bool:
+def grounded(name: str, utterance: str, stems: bool = False) -> bool:
     """Whether an unknown object's name is something the person said: each of its words is a word of the
     request, or one edit from one (a slip the model copied or mended). A name the request never says is the
-    model's invention (measured: "stow the apple" answered as the unknown object "stapler" from an example)."""
-    words = _tokens(utterance)
-    return all(any(part == w or (len(part) >= 3 and _one_edit(part, w)) for w in words) for part in name.split("_"))
-
-
-def verb_said(name: str, utterance: str) -> bool:
-    """Whether an unknown behaviour's name is the person's: each of its words is a word of the request, one edit
-    from one, or shares all but its last letter with one ("serve" said as "serving", "tidy" as "tidying"). A
-    behaviour the person never named is the model's guess, copied from an example (measured: "Hi there! Could
-    you put the candy into the gift bag?" answered as the example's `wave`)."""
+    model's invention (measured: "stow the apple" answered as the unknown object "stapler" from an example).
+    `stems`: a word also counts when it shares all but its last letter with one ("serve" said as "serving")."""
     words = _tokens(utterance)
 
     def near(part: str, word: str) -> bool:
-        pairs = enumerate(zip(part, word, strict=False))
-        shared = next((i for i, (x, y) in pairs if x != y), min(len(part), len(word)))
-        return part == word or (len(part) >= 3 and (_one_edit(part, word) or shared >= max(3, len(part) - 1)))
+        if part == word or (len(part) >= 3 and _one_edit(part, word)):
+            return True
+        return stems and len(part) >= 3 and word.startswith(part[:max(3, len(part) - 1)])
 
     return all(any(near(part, w) for w in words) for part in name.split("_"))
+
+
+def verb_said(name: str, utterance: str) -> bool:
+    """Whether an unknown behaviour's name is the person's (`grounded`, stems allowed: "tidy" said as
+    "tidying"). A behaviour the person never named is the model's guess, copied from an example (measured: "Hi
+    there! Could you put the candy into the gift bag?" answered as the example's `wave`)."""
+    return grounded(name, utterance, stems=True)
 
 
 def as_said(name: str, utterance: str) -> str:

@@ -634,9 +634,7 @@ class SandboxSession:
             # the person said the item and where it goes ("strawberry in the bowl.", answered pickup alone): the
             # steps that finish it are added without asking; an item only held ("go to the gift bag" with the
             # ball in hand) is asked about below
-            self._log("note", {"text": f"plan completed by search: {why}; the request names it", **proposed})
-            added = ", ".join(call_text(c) for c in found[len(calls):])
-            return found, goal, f"To make {unmet_text(trial.unmet)}, I added {added}."
+            return self._completed(found, calls, goal, trial.unmet, f"{why}; the request names it", proposed)
         if found and not extends:
             self._log("note", {"text": f"plan repaired by search: {why}", **proposed})
             return found, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
@@ -670,11 +668,17 @@ class SandboxSession:
                 self._log("note", {"text": f"plan rewritten by the model, still fails: {retry.failed}", **proposed})
                 return again.answer.calls, goal, f"Careful: on a copy of the table, {_plain(retry.failed)}."
         if found:
-            self._log("note", {"text": f"plan completed by search: {why}", **proposed})
-            added = ", ".join(call_text(c) for c in found[len(calls):])
-            return found, goal, f"To make {unmet_text(trial.unmet)}, I added {added}."
+            return self._completed(found, calls, goal, trial.unmet, why, proposed)
         self._log("note", {"text": f"plan still fails on the copy: {why}", **proposed})
         return calls, goal, f"Careful: on a copy of the table, {_plain(why)}."
+
+    def _completed(self, found: Sequence[Call], calls: Sequence[Call], goal: Sequence[Condition],
+                   unmet: Sequence[Condition], why: str,
+                   proposed: dict[str, Any]) -> tuple[tuple[Call, ...], tuple[Condition, ...], str]:
+        """The calls the search extended `calls` to, the goal, and what the person is told was added."""
+        self._log("note", {"text": f"plan completed by search: {why}", **proposed})
+        added = ", ".join(call_text(c) for c in found[len(calls):])
+        return tuple(found), tuple(goal), f"To make {unmet_text(unmet)}, I added {added}."
 
     def confirm(self) -> Reply:
         """Run the plan awaiting confirmation; during a teaching dialogue its successful calls are recorded."""
