@@ -1,7 +1,8 @@
 """The re-reading of unknown answers with the real 1.5B model, as a user meets it: "pop the duck into the tray"
 (the model's unknown behaviour `pop`, asked again with calls only) is planned with the skills and done; "tidy
 the table" still starts a lesson: asked again because the table is named, the model's calls would put every item
-on the table, items the request never names, so they are not taken.
+on the table, items the request never names, so they are not taken; "the small ball", answered as the unknown
+object `small`, is the ball (the word only describes it) and is picked up, not pointed at.
 
 The model's calls are recorded in tests/cassettes/sandbox_rereading_1.5b.jsonl and replayed (record them again
 with SITUATED_CASSETTE_MODE=record, which runs the real model)."""
@@ -36,6 +37,8 @@ user: tidy the table
 user: put the cube in the tray
 user: that's it
 expect: 'cube' in 'tray'
+user: could you grab the small ball for me
+expect: 'ball' in 'hands'
 """
 
 
@@ -77,3 +80,11 @@ def test_a_new_verb_about_the_table_still_starts_a_lesson(run: Any) -> None:
     taught = replies(steps, 6)
     assert taught[0].kind == "taught" and taught[0].taught.name == "tidy"
     assert next(s.met for s in steps if s.line.number == 7)
+
+
+def test_a_word_that_describes_a_known_object_is_not_a_new_object(run: Any) -> None:
+    steps, _ = run
+    asked = replies(steps, 8)
+    assert [r.kind for r in asked] == ["plan", "executed"], [r.say for r in asked]
+    assert asked[0].plan.text == "pickup('ball')\n"
+    assert next(s.met for s in steps if s.line.number == 9)

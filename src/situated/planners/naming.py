@@ -14,7 +14,8 @@ from collections.abc import Sequence
 NAMING_PROMPT = """\
 A person told a robot arm something. One word of it is not the name of anything the robot knows. Say whether \
 the person is giving one of the robot's known objects that new name (answer that object) or uses the word for \
-something else, such as an object to find or what to do with it (answer "no"). Answer with JSON.
+something else, such as an object to find, a word describing an object it asks about or what to do with it \
+(answer "no"). Answer with JSON.
 """
 NAMING_EXAMPLES = (
     ("when I say the jar, I mean the mug", "jar", ("MUG", "SHELF"), "MUG"),
@@ -23,6 +24,7 @@ NAMING_EXAMPLES = (
     ("move the cup next to the platter", "platter", ("CUP",), "no"),
     ("let's call that block Bob", "bob", ("BLOCK", "BIN"), "BLOCK"),
     ("wrap the block in the cloth", "cloth", ("BLOCK",), "no"),
+    ("could you pick up the tall mug", "tall", ("MUG",), "no"),
 )
 """Worked examples: (request, word, known objects it also names, answer)."""
 

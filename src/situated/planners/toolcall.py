@@ -920,9 +920,9 @@ own unknown examples."""
 SLIP_PROMPT = """\
 A person asked a robot arm for something; a speech-to-text engine wrote the request down and sometimes \
 mishears a name. Say what one word of the request is to the person: the name of one of the robot's known \
-objects if the engine misheard that name, "thing" if it names another object or place the robot should find, \
-"action" if it is part of what the person asks the robot to do (a verb, or what is to be made or done). Answer \
-with JSON.
+objects if the engine misheard that name or if the word only describes that object (its size, colour, look or \
+state, as in "the tall mug"), "thing" if it names another object or place the robot should find, "action" if it \
+is part of what the person asks the robot to do (a verb, or what is to be made or done). Answer with JSON.
 """
 SLIP_EXAMPLES = (
     ("go to the stapler", "stapler", "thing", ("MUG", "SHELF")),
@@ -930,10 +930,14 @@ SLIP_EXAMPLES = (
     ("put the mug on the shelve", "shelve", "SHELF", ("MUG", "SHELF")),
     ("put the marker in the tray", "marker", "thing", ("CUP", "TRAY")),
     ("hand me the cop", "cop", "CUP", ("CUP", "TRAY")),
+    ("pass me the spoon", "spoon", "thing", ("FORK", "MUG")),
     ("make a sandwich with the bread", "sandwich", "action", ("BREAD", "PLATE")),
+    ("could you grab the tall mug for me", "tall", "MUG", ("MUG", "SHELF")),
+    ("put the stale bread on the plate", "stale", "BREAD", ("BREAD", "PLATE")),
 )
 """The second side question's worked examples (request, word, answer, known objects): the first's, with the
-objects, and two misheard names."""
+objects, two misheard names, a thing of the same kind as a known one and two words that describe a known
+object."""
 
 
 def word_messages(word: str, utterance: str, known: Sequence[str] | None = None) -> list[dict]:
