@@ -1,0 +1,101 @@
+"""Probes the two side questions asked about a word the robot does not know (not a test): is it a known object
+misheard or described ("the bole", "the little duck"), a thing to point at, or part of the action; and is the
+person giving a known object that word as a new name? Each case is asked once, greedily, with the real model.
+
+    PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
+
+Prints one line per case (ok / BAD), a count per question and, last, one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from situated.llm import load
+from situated.planners.toolcall import ObjectEntry, ToolCallPlanner
+
+_KINDS = {"gift_bag": "container", "tray": "container", "bowl": "container", "plate": "container",
+          "box": "container", "table": "place"}
+SCENES = {
+    "gift_bag": ("candy", "ball", "toy_car", "cube", "duck", "gift_bag", "tray", "table"),
+    "fruit_bowl": ("banana", "apple", "strawberry", "bowl", "table"),
+    "sorting": ("apple", "banana", "pear", "bottle", "soup_can", "plate", "box", "table"),
+}
+# (scene, request, word, answer: a known object's plan name, "thing" or "action")
+WORD_CASES = (
+    ("gift_bag", "pick up the little duck please", "little", "duck"),
+    ("gift_bag", "can you grab the yellow duck", "yellow", "duck"),
+    ("gift_bag", "put the orange ball in the bag", "orange", "ball"),
+    ("gift_bag", "move the tiny candy to the tray", "tiny", "candy"),
+    ("fruit_bowl", "pass me the ripe banana", "ripe", "banana"),
+    ("fruit_bowl", "put the big red apple in the bowl", "red", "apple"),
+    ("sorting", "the empty bottle goes in the box", "empty", "bottle"),
+    ("sorting", "put the dented soup can on the plate", "dented", "soup_can"),
+    ("gift_bag", "put the marker in the tray", "marker", "thing"),
+    ("gift_bag", "go to the stapler", "stapler", "thing"),
+    ("fruit_bowl", "put the orange in the bowl", "orange", "thing"),
+    ("sorting", "pick up the green spoon", "spoon", "thing"),
+    ("gift_bag", "put the candy in the gift back", "back", "gift_bag"),
+    ("fruit_bowl", "put the banan in the bole", "bole", "bowl"),
+    ("fruit_bowl", "put the lemon in the bowl", "lemon", "thing"),
+    ("gift_bag", "give me the pen", "pen", "thing"),
+    ("sorting", "put the mug on the plate", "mug", "thing"),
+    ("gift_bag", "put the teddy bear in the gift bag", "teddy", "thing"),
+    ("sorting", "the crushed can goes in the box", "crushed", "soup_can"),
+    ("gift_bag", "drop the shiny cube in the tray", "shiny", "cube"),
+    ("gift_bag", "tidy the table", "tidy", "action"),
+    ("fruit_bowl", "make a fruit salad with the apple", "salad", "action"),
+)
+# (request, word, known objects the request names, answer: the object named, or "no")
+NAMING_CASES = (
+    ("when I say the sweet, I mean the candy", "sweet", ("candy",), "candy"),
+    ("let's call the gift bag the sack", "sack", ("gift_bag",), "gift_bag"),
+    ("from now on the bowl is the dish", "dish", ("bowl",), "bowl"),
+    ("the banana is called nana now", "nana", ("banana",), "banana"),
+    ("I'll call the soup can tin from now on", "tin", ("soup_can",), "soup_can"),
+    ("the duck's name is quacky", "quacky", ("duck",), "duck"),
+    ("pick up the little duck", "little", ("duck",), "no"),
+    ("grab the yellow duck please", "yellow", ("duck",), "no"),
+    ("put the ripe banana in the bowl", "ripe", ("banana", "bowl"), "no"),
+    ("move the empty bottle to the box", "empty", ("bottle", "box"), "no"),
+    ("could you grab the small ball for me", "small", ("ball",), "no"),
+    ("put the marker in the tray", "marker", ("tray",), "no"),
+    ("put the sweet on the tray", "sweet", ("tray",), "no"),
+    ("wrap the candy in the paper", "paper", ("candy",), "no"),
+)
+
+
+def entries(names: tuple[str, ...]) -> list[ObjectEntry]:
+    return [ObjectEntry(n, kind=_KINDS.get(n, "item")) for n in names]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
+    planner = ToolCallPlanner(load(args.model, **opts))
+    results: dict[str, dict[str, float]] = {}
+    for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES)):
+        right, start = 0, time.perf_counter()
+        for case in cases:
+            if question == "word":
+                scene, request, word, want = case
+                got = planner.word_kind(word, request, entries(SCENES[scene]))[0]
+            else:
+                request, word, named, want = case
+                got = planner.named_as(word, request, entries(named))[0] or "no"
+            right += got == want
+            print(f"{question} {'ok ' if got == want else 'BAD'} {request!r} {word!r} -> {got} (want {want})",
+                  flush=True)
+        seconds = time.perf_counter() - start
+        print(f"{question}: {right}/{len(cases)} right, {seconds:.1f} s")
+        results[question] = {"right": right, "cases": len(cases), "seconds": round(seconds, 1)}
+    print(json.dumps({"model": args.model, **results}))
+
+
+if __name__ == "__main__":
+    main()
