@@ -1,6 +1,8 @@
-"""Probes the two side questions asked about a word the robot does not know (not a test): is it a known object
-misheard or described ("the bole", "the little duck"), a thing to point at, or part of the action; and is the
-person giving a known object that word as a new name? Each case is asked once, greedily, with the real model.
+"""Probes the side questions asked about words (not a test): is a word the robot does not know a known object
+misheard or described ("the bole", "the little duck"), a thing to point at, or part of the action; is the
+person giving a known object that word as a new name; which word of a request names its action ("yo can u grab
+the banana": grab); and do a lesson's first words give a step or only talk about the lesson? Each case is asked
+once, greedily, with the real model.
 
     PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
 
@@ -66,6 +68,42 @@ NAMING_CASES = (
     ("wrap the candy in the paper", "paper", ("candy",), "no"),
 )
 
+# (request, the word that names what is to be done or learned)
+ACTION_CASES = (
+    ("hey robot can you pick up the duck", "pick"),
+    ("yo grab the ball real quick", "grab"),
+    ("good morning! please tidy up the cube", "tidy"),
+    ("I will show you how to pack the candy", "pack"),
+    ("let me teach you to sort the fruit", "sort"),
+    ("ok, new routine. call it stow. it takes an item", "stow"),
+    ("execute a grasp on the bottle", "grasp"),
+    ("perform a drop of the pear into the box", "drop"),
+    ("hiya, fetch the apple would ya", "fetch"),
+    ("now I teach you serve the banana", "serve"),
+    ("could you please move the soup can to the plate, thanks", "move"),
+    ("sorry to bother you, hand me the strawberry", "hand"),
+    ("wrap the toy car", "wrap"),
+    ("um so like, stash the duck", "stash"),
+    ("Good day. Today I teach you new work. I show you how to bin the pear.", "bin"),
+    ("right, listen up: I'm gonna teach ya to park the toy car", "park"),
+)
+# (behaviour being taught, the person's words before any step, answer: "talk" or "step")
+START_CASES = (
+    ("pack", "great, so I'll show you how to pack the ball", "talk"),
+    ("pack", "pick up the ball", "step"),
+    ("sort", "sorting means putting fruit in the box. watch", "talk"),
+    ("sort", "go to the apple", "step"),
+    ("stow", "ok here's how stowing goes", "talk"),
+    ("stow", "first, grab the bottle", "step"),
+    ("hide", "alright then, let me teach you hiding the duck", "talk"),
+    ("hide", "move over the tray", "step"),
+    ("serve", "you don't know it? fine, I'll show you, it's quick", "talk"),
+    ("serve", "take the banana", "step"),
+    ("park", "First you pick up the toy car.", "step"),
+    ("park", "Then you go to the tray.", "step"),
+    ("park", "parking is easy, I'll walk you through parking the toy car", "talk"),
+)
+
 
 def entries(names: tuple[str, ...]) -> list[ObjectEntry]:
     return [ObjectEntry(n, kind=_KINDS.get(n, "item")) for n in names]
@@ -79,15 +117,22 @@ def main() -> None:
     opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
     planner = ToolCallPlanner(load(args.model, **opts))
     results: dict[str, dict[str, float]] = {}
-    for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES)):
+    for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES), ("action", ACTION_CASES),
+                            ("start", START_CASES)):
         right, start = 0, time.perf_counter()
         for case in cases:
             if question == "word":
                 scene, request, word, want = case
                 got = planner.word_kind(word, request, entries(SCENES[scene]))[0]
-            else:
+            elif question == "naming":
                 request, word, named, want = case
                 got = planner.named_as(word, request, entries(named))[0] or "no"
+            elif question == "action":
+                (request, want), word = case, ""
+                got = planner.action_word(request)[0] or "none"
+            else:
+                word, request, want = case
+                got = "talk" if planner.lesson_talk(word, request)[0] else "step"
             right += got == want
             print(f"{question} {'ok ' if got == want else 'BAD'} {request!r} {word!r} -> {got} (want {want})",
                   flush=True)

@@ -23,13 +23,16 @@ from typing import Any
 
 from situated.llm.base import Completion
 from situated.llm.chat_template import chat_template_for
-from situated.planners.lesson_end import LESSON_SCHEMA
+from situated.planners.lesson_end import LESSON_SCHEMA, START_SCHEMA
 from situated.planners.toolcall import answer_call
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 APARTMENT = EXAMPLES / "scenes" / "apartment.json"
 CASSETTES = Path(__file__).resolve().parent / "cassettes"
+CASSETTE_MODE = os.environ.get("SITUATED_CASSETTE_MODE", "replay")
+"""How the recorded tests use their cassettes: "replay" (the default, and CI's), or "auto"/"record" to record
+them again with the real model (after a prompt change: delete the cassette, then run its tests in "auto")."""
 
 
 class ScriptedLLM:
@@ -49,7 +52,9 @@ class ScriptedLLM:
         self.seconds = seconds
         self.calls: list[dict[str, Any]] = []
         self.side_calls: list[dict[str, Any]] = []
-        """Lesson side questions answered "step" because the script had no answer for them."""
+        """Side questions the script had no answer for: a lesson's ("step"), and the action word's (the last
+        unknown behaviour's name: the first answer stands)."""
+        self.named = ""
 
     @property
     def prompts(self) -> list[str]:
@@ -67,16 +72,21 @@ class ScriptedLLM:
         return Completion(text, finish, self.prompt_tokens, self.completion_tokens, seconds=self.seconds)
 
     def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
-        if schema == LESSON_SCHEMA and not (self.answers and isinstance(self.answers[0], dict)
-                                            and set(self.answers[0]) == {"is"}):
-            # the lesson side question, unscripted: another step (kept apart from `calls`, so scripts and the
-            # indices of their calls stay as they were before the question existed)
+        side = "is" if schema in (LESSON_SCHEMA, START_SCHEMA) else "action" if set(
+            schema.get("properties", {})) == {"action"} else None
+        if side is not None and not (self.answers and isinstance(self.answers[0], dict)
+                                     and set(self.answers[0]) == {side}):
+            # a side question, unscripted: another step, or the unknown behaviour's own name (kept apart from
+            # `calls`, so scripts and the indices of their calls stay as they were before the question existed)
             self.side_calls.append({"messages": messages, "schema": schema, **options})
-            return {"is": "step"}
+            return {"is": "step"} if side == "is" else {"action": self.named}
         self.calls.append({"messages": messages, "schema": schema, **options})
         if not self.answers:
             raise AssertionError(f"ScriptedLLM has no answer left for call {len(self.calls)}")
-        return self.answers.pop(0)
+        answer = self.answers.pop(0)
+        if isinstance(answer, dict) and isinstance(answer.get("unknown_behaviour"), str):
+            self.named = answer["unknown_behaviour"]
+        return answer
 
     def count_tokens(self, text: str) -> int:
         return len(text) // 4

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fakes import CASSETTES, EXAMPLES
+from fakes import CASSETTE_MODE, CASSETTES, EXAMPLES
 from situated.cli import main
 from situated.sandbox.evaluation import after_of, percentile, scene_of, session_files
 
@@ -52,7 +52,7 @@ def test_the_gift_bag_sessions_are_evaluated_from_the_recorded_calls(tmp_path: P
     for name in ("gift_bag.session", "gift_bag_again.session"):
         shutil.copy(EXAMPLES / "sandbox" / name, folder / name)
     assert main(["eval", "sandbox", "--sessions", str(folder), "--model", "llamacpp:qwen2.5-coder-1.5b",
-                 "--cassette", str(CASSETTE), "--cassette-mode", "replay", "--json"]) == 0
+                 "--cassette", str(CASSETTE), "--cassette-mode", CASSETTE_MODE, "--json"]) == 0
     out = capsys.readouterr().out
     report = json.loads(out.strip().splitlines()[-1])
     totals = report["totals"]

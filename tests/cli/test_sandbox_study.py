@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fakes import CASSETTES
+from fakes import CASSETTE_MODE, CASSETTES
 from situated.cli import main
 
 CASSETTE = CASSETTES / "sandbox_study_1.5b.jsonl"
@@ -33,9 +33,10 @@ def _folder(root: Path) -> Path:
     return folder
 
 
-def _study(folder: Path, out: Path, cassette: Path = CASSETTE, conditions: str = "teaching,no-teaching") -> int:
+def _study(folder: Path, out: Path, cassette: Path = CASSETTE, conditions: str = "teaching,no-teaching",
+           mode: str = CASSETTE_MODE) -> int:
     return main(["sandbox", "study", "--sessions", str(folder), "--conditions", conditions, "--out", str(out),
-                 "--model", MODEL, "--cassette", str(cassette), "--cassette-mode", "replay"])
+                 "--model", MODEL, "--cassette", str(cassette), "--cassette-mode", mode])
 
 
 @pytest.mark.slow
@@ -64,7 +65,7 @@ def test_the_study_writes_measures_figures_and_a_report_and_resumes(tmp_path: Pa
     # Resume: every session is in its store, so nothing asks the model (an empty cassette would fail if it did).
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    assert _study(folder, out, cassette=empty) == 0
+    assert _study(folder, out, cassette=empty, mode="replay") == 0
     assert capsys.readouterr().out.count("done earlier (kept)") == 2
     assert json.loads((out / "sessions.json").read_text()) == rows
     # A selection reports only its sessions, from the same stores.

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from fakes import CASSETTES, ScriptedLLM
+from fakes import CASSETTE_MODE, CASSETTES, ScriptedLLM
 from situated.llm import cassette
 
 pytest.importorskip("playwright.sync_api", reason="browser tests need playwright: pip install playwright")
@@ -102,7 +102,7 @@ def click_pixel(page: Any, u: int, v: int) -> None:
 
 
 def test_a_behaviour_is_taught_and_used_through_the_page(browser: Any, tmp_path: Path) -> None:
-    llm = cassette.wrap(MODEL, CASSETTE, mode="replay")  # never loads the model
+    llm = cassette.wrap(MODEL, CASSETTE, mode=CASSETTE_MODE)  # replayed: never loads the model
     with web_console(llm, tmp_path / "gifts.db") as console, ServerThread(create_app(console)) as server:
         page = open_page(browser, server.url)
         assert "Hello." in page.locator("#log").text_content()

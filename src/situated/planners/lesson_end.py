@@ -1,4 +1,6 @@
-"""The side question asked during a lesson: does the person give another step, or say the lesson is over?
+"""The side questions asked during a lesson: does the person give another step, or say the lesson is over? And
+before the first step: do their words give a step, or only talk about the lesson ("I'll show you how to
+quarantine the cube, quick")?
 
 People end a lesson in their own words ("great, that's how you serve a fruit", "and that's fetching"), not only
 with the phrases the robot suggests ("that's it"); the model reads them. The worked examples use behaviours and
@@ -40,3 +42,34 @@ def lesson_messages(name: str, utterance: str) -> list[dict]:
 LESSON_SCHEMA = {"type": "object", "properties": {"is": {"enum": ["step", "over"]}}, "required": ["is"],
                  "additionalProperties": False}
 """The side question's answer."""
+
+START_PROMPT = """\
+A person has just told a robot arm that it will learn a new behaviour, and is about to tell it the steps one at \
+a time. Say what the person's latest words are: "step" if they ask the robot to do something (a motion, a \
+grasp, going somewhere), "talk" if they only speak about the lesson (say what they will show, what it is called \
+or what it is for) and give no step yet. Answer with JSON.
+"""
+START_EXAMPLES = (
+    ("stack", "ok, I'll show you how to stack the blocks", "talk"),
+    ("stack", "first you take the red block", "step"),
+    ("water", "right, watering. it's easy, watch", "talk"),
+    ("water", "go to the plant", "step"),
+    ("clean up", "let me teach you to clean up the desk then", "talk"),
+    ("clean up", "you grab the sponge", "step"),
+)
+"""Worked examples for the first words of a lesson: (behaviour, the person's words, answer)."""
+
+
+def start_messages(name: str, utterance: str) -> list[dict]:
+    """The first-words question's messages for the lesson of behaviour `name` (no step shown yet)."""
+    out = [{"role": "system", "content": START_PROMPT}]
+    for behaviour, text, answer in (*START_EXAMPLES, (name.replace("_", " "), utterance, "")):
+        out.append({"role": "user", "content": f"Lesson: {behaviour}\nThe person says: {text}"})
+        if answer:
+            out.append({"role": "assistant", "content": json.dumps({"is": answer})})
+    return out
+
+
+START_SCHEMA = {"type": "object", "properties": {"is": {"enum": ["step", "talk"]}}, "required": ["is"],
+                "additionalProperties": False}
+"""The first-words question's answer."""

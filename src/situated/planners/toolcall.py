@@ -38,7 +38,8 @@ from ..actions import ActionSpace, Behaviour
 from ..errors import BackendError
 from ..llm.base import LLM
 from ..program import DANGEROUS_NAMES, Call, Condition
-from .lesson_end import LESSON_SCHEMA, lesson_messages
+from .action_word import action_messages, action_schema
+from .lesson_end import LESSON_SCHEMA, START_SCHEMA, lesson_messages, start_messages
 from .naming import naming_messages, naming_schema
 
 WORD_PATTERN = "^[a-z][a-z0-9_]{0,39}$"
@@ -401,10 +402,10 @@ def slip(name: str) -> str:
 def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
                       containers: Iterable[str] = (), motions: bool = False) -> list[Exchange]:
     """In-context examples built from this API and scene: requests composed of several seed skills (a misspelled
-    one among them), an item grabbed to be held, moves of the arm alone while holding it ("go to", "hold it
-    over": no goal), a pronoun for the held item, the table as a place, two items at once, a correction, a
-    taught behaviour if there is one, arm-only requests, and each unknown answer. Each shows a state made of the
-    scene's own objects. With `motions`, a missing motion too (`motion_example`)."""
+    one among them), an item handed to the person and one grabbed to be held (both held), moves of the arm alone
+    while holding it ("go to", "hold it over": no goal), a pronoun for the held item, the table as a place, two
+    items at once, a correction, a taught behaviour if there is one, arm-only requests, and each unknown answer.
+    Each shows a state made of the scene's own objects. With `motions`, a missing motion too (`motion_example`)."""
     if motions:  # a gesture is a motion to be shown, not a behaviour: the "wave at me" lesson is left out
         plain = [e for e in example_exchanges(space, objects, containers) if e.utterance != "wave at me"]
         return [*plain, *motion_example(space, objects, plain[-1].context if plain else "")]
@@ -433,6 +434,7 @@ def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
     out = [
         ex(f"could you put the {slip(a)} in the {_words(box)} please", state(), _goal((a, box)),
            answer_call("pickup", a), *put),
+        ex(f"hand me the {_words(c)}", state(**{a: box}), _goal((c, GRIPPER)), answer_call("pickup", c)),
         ex(f"grab the {_words(b)} and hold it", state(**{a: box}), _goal((b, GRIPPER)), answer_call("pickup", b)),
         ex(f"go to the {_words(box)}", state(b, **{a: box}), [], answer_call("goto", box)),
         ex(f"hold it over the {_words(other_box)}", state(b, **{a: box}), [], answer_call("goto", other_box)),
@@ -445,7 +447,7 @@ def example_exchanges(space: ActionSpace, objects: Sequence[ObjectEntry],
         ex("go back home", state(a), [], answer_call("go_home")),
     ]
     if "table" in {o.name for o in objects}:
-        out.insert(4, ex(f"take the {_words(a)} out and put it on the table", state(**{a: box, b: other_box}),
+        out.insert(5, ex(f"take the {_words(a)} out and put it on the table", state(**{a: box, b: other_box}),
                          _goal((a, "table")), answer_call("pickup", a), answer_call("goto", "table"),
                          answer_call("release")))
     behaviour = next((x for x in space.actions if isinstance(x, Behaviour) and len(x.params) == 1), None)
@@ -707,10 +709,12 @@ def call_schema(action: Any, members: Sequence[str]) -> dict:
 
 
 def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_calls: int = MAX_CALLS,
-                  unknown_behaviour: bool = True, unknown_object: bool = True, unknown_skill: bool = False) -> dict:
+                  unknown_behaviour: bool = True, unknown_object: bool = True, unknown_skill: bool = False,
+                  behaviour_name: str | None = None) -> dict:
     """The JSON schema of an answer, regenerated from the API: a goal over the known objects and calls, each
     function one alternative whose `function` is that name and whose `args` are exactly its parameters, each an
-    enum of the known objects; or one of the two unknown answers (each can be left out)."""
+    enum of the known objects; or one of the two unknown answers (each can be left out). `behaviour_name`: the
+    only name the unknown-behaviour answer may give."""
     members = [o.member for o in objects]
     call_forms = [call_schema(action, members) for action in space.actions if members or not action.params]
     forms: list[dict] = []
@@ -724,8 +728,8 @@ def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_cal
         "type": "array", "maxItems": 0}
     if unknown_behaviour or not forms:
         forms.append({"type": "object",
-                      "properties": {"unknown_behaviour": {"type": "string", "pattern": WORD_PATTERN},
-                                     "objects": named},
+                      "properties": {"unknown_behaviour": {"enum": [behaviour_name]} if behaviour_name else {
+                                         "type": "string", "pattern": WORD_PATTERN}, "objects": named},
                       "required": ["unknown_behaviour", "objects"], "additionalProperties": False})
     if unknown_object:
         forms.append({"type": "object",
@@ -1004,7 +1008,7 @@ class ToolCallPlanner:
              containers: Iterable[str] = (), state: TableState | None = None,
              feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False,
              teaching: bool = True, unknown_object: bool = True, exclude: Iterable[str] = (),
-             feedback_unknown: bool = False) -> PlannerReply:
+             feedback_unknown: bool = False, behaviour_name: str | None = None) -> PlannerReply:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
         the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy
@@ -1015,6 +1019,8 @@ class ToolCallPlanner:
         found to be part of the action or a misheard known object, `word_kind`). `exclude`: functions a rewrite
         may not call (the copy showed they fail from this state). `feedback_unknown`: the answer after `feedback`
         may also be the unknown-behaviour form (the earlier calls asked for nothing that was not so already).
+        `behaviour_name`: the only name an unknown-behaviour answer may give (the person's word for the action,
+        `action_word`).
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with the
         schema narrowed: `{"unknown_object": "duck"}` with a DUCK member (or a slip of it within `_close`'s edits:
@@ -1039,7 +1045,7 @@ class ToolCallPlanner:
         offered = space
         if exclude:
             offered = ActionSpace(tuple(a for a in space.actions if a.name not in set(exclude)), space.objects)
-        value, usage = self._ask(messages, answer_schema(offered, objects, **allow))
+        value, usage = self._ask(messages, answer_schema(offered, objects, **allow, behaviour_name=behaviour_name))
         answer = read_answer(value, space, objects)
         composed = (shown_words(self.examples(space, objects, memory, containers)) | doc_verbs(space)) - {
             w for o in objects for w in o.name.split("_")}
@@ -1072,7 +1078,8 @@ class ToolCallPlanner:
                 allow["unknown_behaviour"] = False
             else:
                 break
-            value, again = self._ask(messages, answer_schema(offered, objects, **allow))
+            value, again = self._ask(messages, answer_schema(offered, objects, **allow,
+                                                             behaviour_name=behaviour_name))
             answer, usage = read_answer(value, space, objects), usage + again
         if isinstance(answer, UnknownBehaviour | UnknownSkill):
             held = state.held if state is not None else None
@@ -1121,6 +1128,29 @@ class ToolCallPlanner:
             return None, Usage(calls=1)
         names = value.get("names") if isinstance(value, dict) else None
         return (known[names] if isinstance(names, str) and names in known else None), usage
+
+    def action_word(self, utterance: str) -> tuple[str | None, Usage]:
+        """The action side question (`action_word`): which of the person's words names what they want done or
+        taught? None when the request has no word, or the backend fails or answers out of form."""
+        schema = action_schema(utterance)
+        if schema is None:
+            return None, Usage()
+        try:
+            value, usage = self._ask(action_messages(utterance), schema)
+        except BackendError:
+            return None, Usage(calls=1)
+        word = value.get("action") if isinstance(value, dict) else None
+        return (word if isinstance(word, str) and word in schema["properties"]["action"]["enum"] else None), usage
+
+    def lesson_talk(self, name: str, utterance: str) -> tuple[bool, Usage]:
+        """The first-words question (`lesson_end.start_messages`), asked before a lesson's first step: do the
+        person's words only talk about the lesson of `name` ("I'll show you how to quarantine the cube") rather
+        than give a step? False when the backend fails or answers out of form: the words are planned."""
+        try:
+            value, usage = self._ask(start_messages(name, utterance), START_SCHEMA)
+        except BackendError:
+            return False, Usage(calls=1)
+        return isinstance(value, dict) and value.get("is") == "talk", usage
 
     def lesson_over(self, name: str, utterance: str) -> tuple[bool, Usage]:
         """The lesson side question (`lesson_end`): do the person's words say the lesson of `name` is over rather

@@ -54,9 +54,11 @@ from ..planners.toolcall import (
     answer_of_calls,
     as_said,
     goal_answer,
+    grounded,
     said,
     said_words,
     turn_context,
+    verb_said,
 )
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
 from ..trace import StepEvent, StopEvent
@@ -216,6 +218,16 @@ class SandboxSession:
                 if over:
                     self._log("note", {"text": f"the lesson of {self.teaching.name} is over, as the model read it"})
                     return self._finish_teaching()
+            elif verb_said(self.teaching.name, text):
+                # words about the lesson, no step yet ("ok, I'll show you how to quarantine the cube, quick"):
+                # asked only of words that say the lesson's verb (a step rarely does: "first you take the banana")
+                talk, usage = self.planner.lesson_talk(self.teaching.name, text)
+                self._used(usage, "lesson")
+                if talk:
+                    self._log("note", {"text": f"no step of {self.teaching.name} yet: the person talks about the "
+                                               "lesson, as the model read it"})
+                    return Reply("notice", f"I am ready to learn {_words(self.teaching.name)}: tell me the first "
+                                           "step.")
         elif is_done(text):  # the end of a lesson that never began is no instruction
             return Reply("notice", "I am not learning anything right now, so there is nothing to finish.")
         return self._plan(text)
@@ -345,6 +357,9 @@ class SandboxSession:
           "do a present") or a known object misheard ("put the banan in the bole") is asked again without the
           unknown-object form; an unknown behaviour answered then is read as above."""
         answer = reply.answer
+        if isinstance(answer, UnknownBehaviour) and self.teaching is None:
+            reply = self._action_named(request, reply, state)   # never an unknown object: no loop back here
+            answer = reply.answer
         places = [o.name for o in self.objects if o.kind != "item"]
         if isinstance(answer, UnknownBehaviour) and self.teaching is None and self._names_a_place(
                 request, answer.name, places):
@@ -387,6 +402,27 @@ class SandboxSession:
                 return self._reread(request, again, table, state)
             return again
         return reply
+
+    def _action_named(self, request: str, reply: PlannerReply, state: TableState) -> PlannerReply:
+        """An unknown behaviour named by a word the side question does not find to be the request's action
+        ("yo can u grab the banana": `yo`; "I show you how to present the banana": `show`) is asked again with
+        the unknown answer, if any, named by the word it does find: the model then plans a known verb with calls
+        ("grab") and names a new one as said ("present"). The first answer stands when the two agree, or when the
+        word found is a word of an object's name."""
+        answer = reply.answer
+        assert isinstance(answer, UnknownBehaviour)
+        word, usage = self.planner.action_word(request)
+        self._used(usage, "word")
+        if word is None or word in answer.name.split("_") or grounded(answer.name, word, stems=True) or any(
+                word in o.name.split("_") for o in self.objects):
+            return reply
+        again = self.planner.plan(request, self.space, self.objects, self.memory,
+                                  containers=containers_of(self.env), state=state, behaviour_name=word,
+                                  unknown_object=False)
+        self._used(again.usage, "plan")
+        self._log("note", {"text": f"unknown behaviour {answer.name}: the request's action is {word!r}, as the "
+                                   "model read it", "answer": again.raw})
+        return again
 
     def _asked_nothing(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
         """Calls whose stated goal is all so already, that move nothing and name none of the goal's items ask for

@@ -1,0 +1,110 @@
+"""Which word is the action, as a user notices it: a greeting or a word about teaching is never taken for a new
+behaviour ("yo can u grab the duck" is a grab, not a lesson of `yo`; "I show you how to present the duck" teaches
+`present`, not `show`), and words that only announce a lesson are not run and recorded as its first step. The
+model is scripted (exact answers); what the real model does is measured by `situated eval sandbox` and
+`benchmarks/sandbox_word_probe.py`."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakes import ScriptedLLM, answer_calls, answer_goal
+from situated.planners.action_word import action_messages, action_schema
+from situated.planners.lesson_end import START_SCHEMA, start_messages
+
+pytest.importorskip("pybullet")
+pytest.importorskip("movement_primitives")
+
+from situated.envs.tabletop import TabletopEnv
+from situated.sandbox import SkillLibrary
+from situated.sandbox.session import SandboxSession
+
+TALK = {"is": "talk"}
+
+
+def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
+    return {"goal": answer_goal(goal), "calls": answer_calls(items)}
+
+
+def test_a_greeting_is_not_a_behaviour_to_learn(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "yo", "objects": ["DUCK"]},
+                       {"action": "grab"},
+                       answer([("duck", "gripper")], ("pickup", {"obj": "duck"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say("yo can u grab the duck")
+        assert reply.kind == "plan" and s.teaching is None
+        assert s.confirm().execution.ok and s.check("'duck' in 'hands'")
+        # the request was asked again with the unknown answer, if any, named by the word the model found
+        again = llm.calls[2]["schema"]
+        named = [f["properties"]["unknown_behaviour"] for f in again["anyOf"]
+                 if "unknown_behaviour" in f.get("properties", {})]
+        assert named == [{"enum": ["grab"]}]
+
+
+def test_a_greeting_first_read_as_an_unknown_object_ends_in_the_plan_not_a_loop(fresh: TabletopEnv,
+                                                                                  tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_object": "yo"},
+                       {"word": "yo", "is": "action"},        # the word is part of the action: asked again
+                       {"unknown_behaviour": "yo", "objects": ["DUCK"]},
+                       {"action": "grab"},
+                       answer([("duck", "gripper")], ("pickup", {"obj": "duck"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("yo can u grab the duck").kind == "plan"
+        assert s.confirm().execution.ok and s.check("'duck' in 'hands'")
+        last = llm.calls[-1]["schema"]["anyOf"]
+        assert not any("unknown_object" in f.get("properties", {}) for f in last)   # no way back to the object
+        assert len(llm.calls) == 5
+
+
+def test_a_word_about_teaching_is_not_the_behaviour_taught(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "show", "objects": ["DUCK"]},
+                       {"action": "present"},
+                       {"unknown_behaviour": "present", "objects": ["DUCK"]}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say("now I show you how to present the duck")
+        assert reply.kind == "teach" and "present" in reply.say and "show" not in reply.say.split(".")[0]
+        assert s.teaching is not None and s.teaching.name == "present" and s.teaching.objects == ("duck",)
+
+
+def test_the_first_answer_stands_when_the_model_finds_its_own_word(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "quarantine", "objects": ["CUBE"]}, {"action": "quarantine"}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("please quarantine the cube").kind == "teach"
+        assert s.teaching is not None and s.teaching.name == "quarantine"
+        assert len(llm.calls) == 2   # no second plan
+
+
+def test_words_that_only_announce_a_lesson_are_not_its_first_step(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "quarantine", "objects": ["CUBE"]},
+                       TALK,
+                       answer([("cube", "gripper")], ("pickup", {"obj": "cube"})),
+                       answer([("cube", "tray")], ("goto", {"obj": "tray"}), ("release", {})),
+                       {"name": "quarantine", "params": ["thing"], "doc": "Put the thing in the tray."}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("quarantine the cube").kind == "teach"
+        before = s.table()
+        heard = s.say("ok you don't know that one. I'll show you how to quarantine the cube, quick")
+        assert heard.kind == "notice" and "first step" in heard.say
+        assert s.pending is None and s.teaching is not None and not s.teaching.steps
+        assert s.table().where == before.where and s.table().held == before.held   # nothing moved
+        s.say("pick up the cube")
+        assert s.confirm().execution.ok
+        s.say("put it in the tray")
+        assert s.confirm().execution.ok
+        taught = s.say("that's it")
+        assert taught.kind == "taught"
+        assert lib.get("quarantine").body == "pickup(thing)\ngoto('tray')\nrelease()\n"
+        # the first-words question was asked of the announcement only: the step does not say the lesson's verb
+        asked = [c for c in llm.calls + llm.side_calls if c["schema"] == START_SCHEMA]
+        assert len(asked) == 1 and "quick" in asked[0]["messages"][-1]["content"]
+
+
+def test_the_action_question_offers_only_the_persons_words_and_shows_worked_examples() -> None:
+    schema = action_schema("Yo, can U grab the duck? grab it!")
+    assert schema is not None and schema["properties"]["action"]["enum"] == ["yo", "can", "grab", "the", "duck", "it"]
+    assert action_schema("?!") is None
+    messages = action_messages("yo can u grab the duck")
+    assert messages[-1] == {"role": "user", "content": "The person says: yo can u grab the duck"}
+    assert sum(m["role"] == "assistant" for m in messages) >= 6
+    shown = start_messages("pack", "ok here's packing")
+    assert '{"is": "talk"}' in [m["content"] for m in shown] and '{"is": "step"}' in [m["content"] for m in shown]
