@@ -29,14 +29,18 @@ LESSON_EXAMPLES = (
 """Worked examples: (behaviour, the person's words, answer)."""
 
 
-def lesson_messages(name: str, utterance: str) -> list[dict]:
-    """The side question's messages for the lesson of behaviour `name` and the person's latest `utterance`."""
-    out = [{"role": "system", "content": LESSON_PROMPT}]
-    for behaviour, text, answer in (*LESSON_EXAMPLES, (name.replace("_", " "), utterance, "")):
+def _messages(prompt: str, examples: tuple[tuple[str, str, str], ...], name: str, utterance: str) -> list[dict]:
+    out = [{"role": "system", "content": prompt}]
+    for behaviour, text, answer in (*examples, (name.replace("_", " "), utterance, "")):
         out.append({"role": "user", "content": f"Lesson: {behaviour}\nThe person says: {text}"})
         if answer:
             out.append({"role": "assistant", "content": json.dumps({"is": answer})})
     return out
+
+
+def lesson_messages(name: str, utterance: str) -> list[dict]:
+    """The side question's messages for the lesson of behaviour `name` and the person's latest `utterance`."""
+    return _messages(LESSON_PROMPT, LESSON_EXAMPLES, name, utterance)
 
 
 LESSON_SCHEMA = {"type": "object", "properties": {"is": {"enum": ["step", "over"]}}, "required": ["is"],
@@ -62,12 +66,7 @@ START_EXAMPLES = (
 
 def start_messages(name: str, utterance: str) -> list[dict]:
     """The first-words question's messages for the lesson of behaviour `name` (no step shown yet)."""
-    out = [{"role": "system", "content": START_PROMPT}]
-    for behaviour, text, answer in (*START_EXAMPLES, (name.replace("_", " "), utterance, "")):
-        out.append({"role": "user", "content": f"Lesson: {behaviour}\nThe person says: {text}"})
-        if answer:
-            out.append({"role": "assistant", "content": json.dumps({"is": answer})})
-    return out
+    return _messages(START_PROMPT, START_EXAMPLES, name, utterance)
 
 
 START_SCHEMA = {"type": "object", "properties": {"is": {"enum": ["step", "talk"]}}, "required": ["is"],

@@ -1146,20 +1146,20 @@ class ToolCallPlanner:
         """The first-words question (`lesson_end.start_messages`), asked before a lesson's first step: do the
         person's words only talk about the lesson of `name` ("I'll show you how to quarantine the cube") rather
         than give a step? False when the backend fails or answers out of form: the words are planned."""
-        try:
-            value, usage = self._ask(start_messages(name, utterance), START_SCHEMA)
-        except BackendError:
-            return False, Usage(calls=1)
-        return isinstance(value, dict) and value.get("is") == "talk", usage
+        return self._is(start_messages(name, utterance), START_SCHEMA, "talk")
 
     def lesson_over(self, name: str, utterance: str) -> tuple[bool, Usage]:
         """The lesson side question (`lesson_end`): do the person's words say the lesson of `name` is over rather
         than give another step? False when the backend fails or answers out of form: the words are planned."""
+        return self._is(lesson_messages(name, utterance), LESSON_SCHEMA, "over")
+
+    def _is(self, messages: list[dict], schema: dict, answer: str) -> tuple[bool, Usage]:
+        """Whether a side question of form `{"is": ...}` is answered `answer`; False when the backend fails."""
         try:
-            value, usage = self._ask(lesson_messages(name, utterance), LESSON_SCHEMA)
+            value, usage = self._ask(messages, schema)
         except BackendError:
             return False, Usage(calls=1)
-        return isinstance(value, dict) and value.get("is") == "over", usage
+        return isinstance(value, dict) and value.get("is") == answer, usage
 
     def teach(self, name: str, utterance: str, steps: Sequence[Call], generalized: Sequence[str],
               taken: Iterable[str] = ()) -> tuple[Signature, Usage]:
