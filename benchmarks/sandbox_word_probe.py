@@ -5,6 +5,7 @@ the banana": grab); and do a lesson's first words give a step or only talk about
 once, greedily, with the real model.
 
     PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
+        [--only word,naming,action,start]
 
 Prints one line per case (ok / BAD), a count per question and, last, one JSON line.
 """
@@ -86,6 +87,12 @@ ACTION_CASES = (
     ("um so like, stash the duck", "stash"),
     ("Good day. Today I teach you new work. I show you how to bin the pear.", "bin"),
     ("right, listen up: I'm gonna teach ya to park the toy car", "park"),
+    ("can you make a salad with the apple", "make"),
+    ("do a little dance with the duck", "do"),
+    ("build a tower with the cube", "build"),
+    ("no wait, I meant the tray", "NONE"),
+    ("nope, not the plate. the box", "NONE"),
+    ("oops sorry, the other bowl", "NONE"),
 )
 # (behaviour being taught, the person's words before any step, answer: "talk" or "step")
 START_CASES = (
@@ -113,12 +120,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--only", default="word,naming,action,start", help="the questions to probe (comma list)")
     args = parser.parse_args()
     opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
     planner = ToolCallPlanner(load(args.model, **opts))
     results: dict[str, dict[str, float]] = {}
     for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES), ("action", ACTION_CASES),
                             ("start", START_CASES)):
+        if question not in args.only.split(","):
+            continue
         right, start = 0, time.perf_counter()
         for case in cases:
             if question == "word":

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from fakes import ScriptedLLM, answer_calls, answer_goal
-from situated.planners.action_word import action_messages, action_schema
+from situated.planners.action_word import NO_ACTION, action_messages, action_schema
 from situated.planners.lesson_end import START_SCHEMA, start_messages
 
 pytest.importorskip("pybullet")
@@ -66,6 +66,62 @@ def test_a_word_about_teaching_is_not_the_behaviour_taught(fresh: TabletopEnv, t
         assert s.teaching is not None and s.teaching.name == "present" and s.teaching.objects == ("duck",)
 
 
+def test_a_correction_with_no_verb_is_planned_not_taught(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([answer([("duck", "tray")], ("pickup", {"obj": "duck"}), ("goto", {"obj": "tray"}),
+                              ("release", {})),
+                       {"unknown_behaviour": "no_wait", "objects": ["DUCK"]},
+                       {"action": NO_ACTION},
+                       answer([("duck", "gift_bag")], ("pickup", {"obj": "duck"}), ("goto", {"obj": "gift_bag"}),
+                              ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("put the duck in the tray")
+        assert s.confirm().execution.ok
+        reply = s.say("no wait, I meant the gift bag, not the tray")
+        assert reply.kind == "plan" and s.teaching is None
+        assert s.confirm().execution.ok and s.check("'duck' in 'gift_bag'") and not s.check("'duck' in 'tray'")
+        again = llm.calls[3]["schema"]["anyOf"]   # calls only: neither unknown form
+        assert not any({"unknown_behaviour", "unknown_object"} & set(f.get("properties", {})) for f in again)
+
+
+def test_no_action_word_for_a_request_about_other_items_than_the_last_keeps_the_lesson(fresh: TabletopEnv,
+                                                                                       tmp_path) -> None:
+    # the question answers NONE for "make a gift with the duck" too: a correction is about the last request's items
+    llm = ScriptedLLM([answer([("ball", "tray")], ("pickup", {"obj": "ball"}), ("goto", {"obj": "tray"}),
+                              ("release", {})),
+                       {"unknown_behaviour": "make_gift", "objects": ["DUCK"]},
+                       {"action": NO_ACTION},
+                       answer([("duck", "gift_bag")], ("pickup", {"obj": "duck"}), ("goto", {"obj": "gift_bag"}),
+                              ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("put the ball in the tray")
+        assert s.confirm().execution.ok
+        reply = s.say("make a gift with the duck")
+        assert reply.kind == "teach" and s.teaching is not None and s.teaching.name == "make_gift"
+
+
+def test_a_taught_call_repeated_on_an_item_already_done_is_left_out(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "stash", "objects": ["DUCK"]},
+                       answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       answer([("duck", "tray")], ("goto", {"obj": "tray"}), ("release", {})),
+                       {"name": "stash", "params": ["thing"], "doc": "Put the thing in the tray."},
+                       {"goal": answer_goal([("ball", "tray")]), "calls": ["stash(BALL)"]},
+                       {"goal": answer_goal([("ball", "tray"), ("cube", "tray")]),
+                        "calls": ["stash(BALL)", "stash(CUBE)"]}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("stash the duck")
+        s.say("pick up the duck")
+        s.confirm()
+        s.say("put it in the tray")
+        s.confirm()
+        assert s.say("that's it").kind == "taught"
+        s.reset()
+        s.say("stash the ball")
+        assert s.confirm().execution.ok and s.check("'ball' in 'tray'")
+        shown = s.say("and the cube as well")       # the model repeats the ball, in the tray already
+        assert shown.plan.text == "stash('cube')\n" and "ball is in the tray already" in shown.say
+        assert s.confirm().execution.ok and s.check("'cube' in 'tray'") and s.check("'ball' in 'tray'")
+
+
 def test_the_first_answer_stands_when_the_model_finds_its_own_word(fresh: TabletopEnv, tmp_path) -> None:
     llm = ScriptedLLM([{"unknown_behaviour": "quarantine", "objects": ["CUBE"]}, {"action": "quarantine"}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
@@ -101,7 +157,8 @@ def test_words_that_only_announce_a_lesson_are_not_its_first_step(fresh: Tableto
 
 def test_the_action_question_offers_only_the_persons_words_and_shows_worked_examples() -> None:
     schema = action_schema("Yo, can U grab the duck? grab it!")
-    assert schema is not None and schema["properties"]["action"]["enum"] == ["yo", "can", "grab", "the", "duck", "it"]
+    assert schema is not None and schema["properties"]["action"]["enum"] == ["yo", "can", "grab", "the", "duck", "it",
+                                                                             NO_ACTION]
     assert action_schema("?!") is None
     messages = action_messages("yo can u grab the duck")
     assert messages[-1] == {"role": "user", "content": "The person says: yo can u grab the duck"}

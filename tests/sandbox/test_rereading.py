@@ -250,6 +250,24 @@ def test_calls_about_items_no_one_mentioned_are_asked_again(fresh: TabletopEnv, 
         assert "The request does not name DUCK" in told and "the last request was not about it" in told
 
 
+def test_calls_about_another_item_are_asked_again_with_the_items_the_request_names(fresh: TabletopEnv,
+                                                                                    tmp_path) -> None:
+    # "berry back on table" (the berry a new name for the strawberry) answered with the banana: the model is told
+    # which items the request does name
+    to_tray = (("goto", {"obj": "tray"}), ("release", {}))
+    llm = ScriptedLLM([answer([("ball", "gift_bag")], ("pickup", {"obj": "ball"}), ("goto", {"obj": "gift_bag"}),
+                              ("release", {})),
+                       answer([("duck", "tray")], ("pickup", {"obj": "duck"}), *to_tray),
+                       answer([("candy", "tray"), ("cube", "tray")], ("pickup", {"obj": "candy"}), *to_tray,
+                              ("pickup", {"obj": "cube"}), *to_tray)])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        done(s, "put the ball in the gift bag")
+        shown = s.say("the candy and the cube to the tray")
+        assert [str(c.args[0]) for c in shown.plan.goal] == ["candy", "cube"]
+        told = llm.calls[2]["messages"][-1]["content"]
+        assert "The request does not name DUCK" in told and "It names CANDY and CUBE." in told
+
+
 def test_calls_about_the_last_requests_items_are_not_asked_again(fresh: TabletopEnv, tmp_path) -> None:
     put_ball = (("pickup", {"obj": "ball"}), ("goto", {"obj": "gift_bag"}), ("release", {}))
     llm = ScriptedLLM([answer([("ball", "gift_bag")], *put_ball),

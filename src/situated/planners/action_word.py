@@ -14,10 +14,14 @@ from __future__ import annotations
 import json
 import re
 
+NO_ACTION = "NONE"
+"""The answer for words that name no action (a correction: "no wait, I meant the box")."""
+
 ACTION_PROMPT = """\
 A person told a robot arm something. Say which one of the person's words names what they want the robot to do, \
 or to learn to do: the verb of the request itself, never a greeting, a polite or filler word, or a word about \
-asking, showing, teaching or defining (such as "show", "teach", "define", "execute", "perform"). Answer with JSON.
+asking, showing, teaching or defining (such as "show", "teach", "define", "execute", "perform"). Answer NONE \
+when no word names an action, as when the person only corrects what they said before. Answer with JSON.
 """
 ACTION_EXAMPLES = (
     ("hey there, could you stack the red block", "stack"),
@@ -28,6 +32,8 @@ ACTION_EXAMPLES = (
     ("hello! lovely day. would you fold the towel for me", "fold"),
     ("grab me the cup", "grab"),
     ("I want to teach you something new. I will show you how to polish the spoon", "polish"),
+    ("make a bouquet with the roses", "make"),
+    ("no sorry, I meant the shelf, not the sink", NO_ACTION),
 )
 """Worked examples: (request, the word that names the action)."""
 
@@ -52,9 +58,9 @@ def action_messages(utterance: str) -> list[dict]:
 
 
 def action_schema(utterance: str) -> dict | None:
-    """The answer: one of the request's words; None when the request has none."""
+    """The answer: one of the request's words, or `NO_ACTION`; None when the request has no word."""
     words = request_words(utterance)
     if not words:
         return None
-    return {"type": "object", "properties": {"action": {"enum": words}}, "required": ["action"],
+    return {"type": "object", "properties": {"action": {"enum": [*words, NO_ACTION]}}, "required": ["action"],
             "additionalProperties": False}

@@ -1131,7 +1131,8 @@ class ToolCallPlanner:
 
     def action_word(self, utterance: str) -> tuple[str | None, Usage]:
         """The action side question (`action_word`): which of the person's words names what they want done or
-        taught? None when the request has no word, or the backend fails or answers out of form."""
+        taught? `action_word.NO_ACTION` when none does; None when the request has no word, or the backend fails
+        or answers out of form."""
         schema = action_schema(utterance)
         if schema is None:
             return None, Usage()

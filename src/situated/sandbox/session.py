@@ -38,6 +38,7 @@ from ..actions import SANDBOX_SPACE, ActionSpace, Behaviour, Param, Primitive
 from ..errors import DataError, ParseError, ValidationError
 from ..interpreter import Limits, interpret
 from ..llm.base import LLM
+from ..planners.action_word import NO_ACTION
 from ..planners.toolcall import (
     Exchange,
     Memory,
@@ -413,6 +414,21 @@ class SandboxSession:
         assert isinstance(answer, UnknownBehaviour)
         word, usage = self.planner.action_word(request)
         self._used(usage, "word")
+        if word == NO_ACTION:
+            # no verb at all ("No wait, I meant the box, not the plate": `no_wait`): a correction of the last
+            # request, asked again with calls only, which stand if they are about that request's items (the
+            # question also says NONE of "make a gift with the duck", whose `make_gift` is to be taught)
+            again = self.planner.plan(request, self.space, self.objects, self.memory,
+                                      containers=containers_of(self.env), state=state, lesson=True,
+                                      unknown_object=False)
+            self._used(again.usage, "plan")
+            if not isinstance(again.answer, PlannedCalls) or not (
+                    {str(a) for c in (*again.answer.calls, *again.answer.goal) for a in c.args}
+                    & self._last_items() & {o.name for o in self.objects if o.kind == "item"}):
+                return reply
+            self._log("note", {"text": f"unknown behaviour {answer.name}: the request names no action and corrects "
+                                       "the last one, as the model read it", "answer": again.raw})
+            return again
         if word is None or word in answer.name.split("_") or grounded(answer.name, word, stems=True) or any(
                 word in o.name.split("_") for o in self.objects):
             return reply
@@ -486,16 +502,17 @@ class SandboxSession:
                 or not self.memory.exchanges):
             return reply
         about = {str(c.args[0]) for c in answer.goal}
-        last = self.memory.exchanges[-1].answer
-        recent = {str(w).split("(")[-1].split(")")[0].split(" ")[0].lower()
-                  for w in (*last.get("goal", ()), *last.get("calls", ()), *last.get("objects", ()))}
-        if held in about or about & recent or any(said(i, request) for i in about):
+        if held in about or about & self._last_items() or any(said(i, request) for i in about):
             return reply
         them = " and ".join(sorted(i.upper() for i in about))
+        named = sorted(o.member for o in self.objects if o.kind == "item" and o.name not in about
+                       and said(o.name, request))
         text = (f"The request does not name {them}, the gripper does not hold {'it' if len(about) == 1 else 'them'}"
-                f" and the last request was not about {'it' if len(about) == 1 else 'them'}. If the request means "
-                f"{them} all the same, answer with the same calls; if it means the item of the last request (a "
-                "pronoun, a correction), answer with calls for that item.")
+                f" and the last request was not about {'it' if len(about) == 1 else 'them'}. "
+                + (f"It names {' and '.join(named)}. " if named else "")
+                + f"If the request means {them} all the same, answer with the same calls; if it means "
+                + (f"{' and '.join(named)}, or " if named else "")
+                + "the item of the last request (a pronoun, a correction), answer with calls for that item.")
         again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
                                   state=state, feedback=(reply.raw, text), lesson=self.teaching is not None,
                                   teaching=self.teachable)
@@ -506,6 +523,14 @@ class SandboxSession:
                            "proposed": [call_text(c) for c in answer.calls],
                            "goal": [condition_text(c) for c in answer.goal]})
         return again
+
+    def _last_items(self) -> set[str]:
+        """The objects the last exchange's answer named (its goal, calls or unknown answer's objects)."""
+        if not self.memory.exchanges:
+            return set()
+        last = self.memory.exchanges[-1].answer
+        return {str(w).split("(")[-1].split(")")[0].split(" ")[0].lower()
+                for w in (*last.get("goal", ()), *last.get("calls", ()), *last.get("objects", ()))}
 
     def _names_a_place(self, request: str, verb: str, places: Sequence[str]) -> bool:
         """Whether a request the model answered with the unknown behaviour `verb` names a container or place
@@ -623,6 +648,10 @@ class SandboxSession:
         # gripper events; the model's goal for them is a guess ("knock on the duck": DUCK in GRIPPER)
         taught = any(map(self._is_taught, calls))
         proposed = {"proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]}
+        if taught and (fewer := self._without_repeats(request, table, calls, goal)) is not None:
+            self._log("note", {"text": f"{unmet_text([c for c in goal if c not in fewer[1]])} is so already: its "
+                                       "taught call left out", **proposed})
+            return fewer
         extra = set() if taught else self._unnamed(request, table, calls, goal)
         kept = tuple(c for c in goal if str(c.args[0]) not in extra)
         if extra and kept and (found := search(kept, self.space, table, [str(a) for c in kept for a in c.args])):
@@ -707,6 +736,27 @@ class SandboxSession:
             return self._completed(found, calls, goal, trial.unmet, why, proposed)
         self._log("note", {"text": f"plan still fails on the copy: {why}", **proposed})
         return calls, goal, f"Careful: on a copy of the table, {_plain(why)}."
+
+    def _without_repeats(self, request: str, table: TableCopy, calls: Sequence[Call], goal: Sequence[Condition],
+                         ) -> tuple[tuple[Call, ...], tuple[Condition, ...], str] | None:
+        """Calls of taught behaviours whose items the request never names and whose stated goal holds already,
+        left out when the other calls still reach the rest of the goal on the copy ("and wrap the toy car as
+        well" planned `wrap('duck')`, `wrap('toy_car')` with the duck in the gift bag since the last request: run
+        again, the behaviour takes the duck out to put it back, and the arm cannot reach into the bag). None
+        when nothing is left out."""
+        so = [c for c in goal if table.holds(c)]
+        done = {str(c.args[0]) for c in so}
+
+        def repeat(call: Call) -> bool:
+            items = [str(a) for a in call.args if str(a) in table.items]
+            return (self._is_taught(call) and bool(items) and all(i in done for i in items)
+                    and not any(_heard(i, request, table) for i in items))
+
+        rest = tuple(c for c in calls if not repeat(c))
+        left = tuple(c for c in goal if c not in so)
+        if len(rest) in (0, len(calls)) or not left or not try_plan(rest, self.space, table, left).achieves:
+            return None
+        return rest, left, f"{_so_already(so)}, so I left {'it' if len(so) == 1 else 'them'} there."
 
     def _completed(self, found: Sequence[Call], calls: Sequence[Call], goal: Sequence[Condition],
                    unmet: Sequence[Condition], why: str,
