@@ -122,6 +122,20 @@ def test_a_taught_call_repeated_on_an_item_already_done_is_left_out(fresh: Table
         assert s.confirm().execution.ok and s.check("'cube' in 'tray'") and s.check("'ball' in 'tray'")
 
 
+def test_your_hand_is_the_gripper_not_an_object_to_point_at(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       {"unknown_object": "hand"},
+                       answer([("duck", "table")], ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("pick up the duck")
+        assert s.confirm().execution.ok
+        reply = s.say("open your hand")
+        assert reply.kind == "plan" and reply.plan.text == "release()\n"
+        asked = llm.calls[2]["schema"]["anyOf"]       # asked again without the unknown-object form
+        assert not any("unknown_object" in f.get("properties", {}) for f in asked)
+        assert s.confirm().execution.ok and not s.check("'duck' in 'hands'")
+
+
 def test_the_first_answer_stands_when_the_model_finds_its_own_word(fresh: TabletopEnv, tmp_path) -> None:
     llm = ScriptedLLM([{"unknown_behaviour": "quarantine", "objects": ["CUBE"]}, {"action": "quarantine"}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:

@@ -266,6 +266,8 @@ MOTION_WORDS = ("tap", "nudge", "circle", "shake")
 """Verbs for the in-context example of a missing motion (the first that the API does not have)."""
 GRIPPER = "GRIPPER"
 """The goal's word for "held by the robot"."""
+GRIPPER_NAMES = ("gripper", "hand", "hands")
+"""What people call the robot's gripper ("open your hand"): never an unknown object to point at."""
 
 
 def render_objects(objects: Sequence[ObjectEntry]) -> str:
@@ -1057,7 +1059,7 @@ class ToolCallPlanner:
                 value = answer_of_calls([call])
                 break
             if isinstance(answer, UnknownObject) and (
-                    names_known(answer.name, [*(o.name for o in objects), GRIPPER.lower()]) or answer.name in space
+                    names_known(answer.name, [*(o.name for o in objects), *GRIPPER_NAMES]) or answer.name in space
                     or misheard(answer.name, [o.name for o in objects]) or not grounded(answer.name, utterance)):
                 allow["unknown_object"] = False
                 things.add(answer.name)
