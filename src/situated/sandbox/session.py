@@ -418,26 +418,23 @@ class SandboxSession:
             # no verb at all ("No wait, I meant the box, not the plate": `no_wait`): a correction of the last
             # request, asked again with calls only, which stand if they are about that request's items (the
             # question also says NONE of "make a gift with the duck", whose `make_gift` is to be taught)
-            again = self.planner.plan(request, self.space, self.objects, self.memory,
-                                      containers=containers_of(self.env), state=state, lesson=True,
-                                      unknown_object=False)
-            self._used(again.usage, "plan")
-            if not isinstance(again.answer, PlannedCalls) or not (
-                    {str(a) for c in (*again.answer.calls, *again.answer.goal) for a in c.args}
-                    & self._last_items() & {o.name for o in self.objects if o.kind == "item"}):
-                return reply
-            self._log("note", {"text": f"unknown behaviour {answer.name}: the request names no action and corrects "
-                                       "the last one, as the model read it", "answer": again.raw})
-            return again
-        if word is None or word in answer.name.split("_") or grounded(answer.name, word, stems=True) or any(
+            asked: dict[str, Any] = {"lesson": True}
+        elif word is None or word in answer.name.split("_") or grounded(answer.name, word, stems=True) or any(
                 word in o.name.split("_") for o in self.objects):
             return reply
-        again = self.planner.plan(request, self.space, self.objects, self.memory,
-                                  containers=containers_of(self.env), state=state, behaviour_name=word,
-                                  unknown_object=False)
+        else:
+            asked = {"behaviour_name": word}
+        again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
+                                  state=state, unknown_object=False, **asked)
         self._used(again.usage, "plan")
-        self._log("note", {"text": f"unknown behaviour {answer.name}: the request's action is {word!r}, as the "
-                                   "model read it", "answer": again.raw})
+        if word == NO_ACTION:
+            items = {o.name for o in self.objects if o.kind == "item"} & self._last_items()
+            if not isinstance(again.answer, PlannedCalls) or not items & {
+                    str(a) for c in (*again.answer.calls, *again.answer.goal) for a in c.args}:
+                return reply
+        read = " names no action and corrects the last one" if word == NO_ACTION else f"'s action is {word!r}"
+        self._log("note", {"text": f"unknown behaviour {answer.name}: the request{read}, as the model read it",
+                           "answer": again.raw})
         return again
 
     def _asked_nothing(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
@@ -648,9 +645,7 @@ class SandboxSession:
         # gripper events; the model's goal for them is a guess ("knock on the duck": DUCK in GRIPPER)
         taught = any(map(self._is_taught, calls))
         proposed = {"proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]}
-        if taught and (fewer := self._without_repeats(request, table, calls, goal)) is not None:
-            self._log("note", {"text": f"{unmet_text([c for c in goal if c not in fewer[1]])} is so already: its "
-                                       "taught call left out", **proposed})
+        if taught and (fewer := self._without_repeats(request, table, calls, goal, proposed)) is not None:
             return fewer
         extra = set() if taught else self._unnamed(request, table, calls, goal)
         kept = tuple(c for c in goal if str(c.args[0]) not in extra)
@@ -738,7 +733,7 @@ class SandboxSession:
         return calls, goal, f"Careful: on a copy of the table, {_plain(why)}."
 
     def _without_repeats(self, request: str, table: TableCopy, calls: Sequence[Call], goal: Sequence[Condition],
-                         ) -> tuple[tuple[Call, ...], tuple[Condition, ...], str] | None:
+                         proposed: dict[str, Any]) -> tuple[tuple[Call, ...], tuple[Condition, ...], str] | None:
         """Calls of taught behaviours whose items the request never names and whose stated goal holds already,
         left out when the other calls still reach the rest of the goal on the copy ("and wrap the toy car as
         well" planned `wrap('duck')`, `wrap('toy_car')` with the duck in the gift bag since the last request: run
@@ -756,6 +751,7 @@ class SandboxSession:
         left = tuple(c for c in goal if c not in so)
         if len(rest) in (0, len(calls)) or not left or not try_plan(rest, self.space, table, left).achieves:
             return None
+        self._log("note", {"text": f"{unmet_text(so)} is so already: its taught call left out", **proposed})
         return rest, left, f"{_so_already(so)}, so I left {'it' if len(so) == 1 else 'them'} there."
 
     def _completed(self, found: Sequence[Call], calls: Sequence[Call], goal: Sequence[Condition],
