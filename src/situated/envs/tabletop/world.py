@@ -104,8 +104,11 @@ class World:
         self.steps = 0
 
     def _wake(self) -> None:
-        """Every loose object awake with a fresh sleep timer (the saved state does not hold activation)."""
+        """Every object of the scene kept from sleeping, and awake. The saved state does not hold activation: an
+        object that fell asleep in one episode would still be asleep in the next, whose physics would then differ
+        (on some CPUs episodes after a reset alternated between two outcomes, 2 cm apart)."""
         for body in self.bodies.values():
+            self.client.changeDynamics(body.uid, -1, activationState=pybullet.ACTIVATION_STATE_DISABLE_SLEEPING)
             if body.spec.mass > 0:
                 self.client.changeDynamics(body.uid, -1, activationState=pybullet.ACTIVATION_STATE_WAKE_UP)
 
