@@ -67,6 +67,16 @@ def test_putin_needs_an_open_container_and_microwaving_heats_food(env: Household
     assert env.holds(Condition("state", ("microwave", "switchoff")))
 
 
+def test_a_grab_inside_a_closed_container_names_the_container_to_open(env: HouseholdEnv) -> None:
+    for c in (call("find", "salmon"), call("grab", "salmon"), call("find", "microwave"), call("open", "microwave"),
+              call("putin", "salmon", "microwave"), call("close", "microwave")):
+        assert env.step(c).ok
+    shut = env.step(call("grab", "salmon"))
+    assert not shut.ok
+    assert shut.reason == "grab salmon: salmon (id 30) is inside microwave (id 22), which is closed (open it first)"
+    assert env.step(call("open", "microwave")).ok and env.step(call("grab", "salmon")).ok
+
+
 def test_derived_states_can_be_switched_off() -> None:
     env = HouseholdEnv(kitchen(), derived_states=False)
     for c in (call("find", "microwave"), call("open", "microwave"), call("find", "salmon"), call("grab", "salmon"),

@@ -125,9 +125,21 @@ def is_facing(g: SceneGraph, char: int, node: int) -> bool:
     return node in facing or any(g.has_edge(f, "FACING", node) for f in facing)
 
 
+def closed_around(g: SceneGraph, node: int) -> int | None:
+    """The closed thing (not a room) the node is INSIDE, if any."""
+    return next((c for c in sorted(g.targets(node, "INSIDE")) if "CLOSED" in g.states(c) and not g.is_room(c)), None)
+
+
 def inside_closed(g: SceneGraph, node: int) -> bool:
     """Whether the node is INSIDE something (not a room) that is CLOSED."""
     return any("CLOSED" in g.states(c) and not g.is_room(c) for c in g.targets(node, "INSIDE"))
+
+
+def inside_closed_reason(g: SceneGraph, node: int) -> str:
+    """Why `node` cannot be reached, naming the closed container, so a planner knows what to open."""
+    container = closed_around(g, node)
+    where = g.label(container) if container is not None else "something"
+    return f"{g.label(node)} is inside {where}, which is closed (open it first)"
 
 
 def free_hand(g: SceneGraph, char: int) -> str | None:
@@ -269,7 +281,7 @@ def _grab(w: World, log: ChangeLog, ids: tuple[int, ...]) -> str | None:
     if not is_close(g, char, node):
         return _not_close(g, node)
     if inside_closed(g, node):
-        return f"{g.label(node)} is inside something closed (open it first)"
+        return inside_closed_reason(g, node)
     hand = free_hand(g, char)
     if hand is None:
         return "the character has no free hand"
@@ -383,7 +395,7 @@ def _needs_props(props: tuple[str, ...], what: str, *, hold: bool = False, close
         if close and not is_close(g, char, node):
             return _not_close(g, node)
         if reachable and inside_closed(g, node):
-            return f"{g.label(node)} is inside something closed (open it first)"
+            return inside_closed_reason(g, node)
         return None
     return act
 
@@ -494,7 +506,7 @@ def _watch(w: World, log: ChangeLog, ids: tuple[int, ...]) -> str | None:
     if not is_facing(g, char, node):
         return f"the character is not facing {g.label(node)} (turn to it first)"
     if inside_closed(g, node):
-        return f"{g.label(node)} is inside something closed (open it first)"
+        return inside_closed_reason(g, node)
     return None
 
 
@@ -508,7 +520,7 @@ def _move(push: bool) -> Action:
         if not is_close(g, char, node):
             return _not_close(g, node)
         if inside_closed(g, node):
-            return f"{g.label(node)} is inside something closed (open it first)"
+            return inside_closed_reason(g, node)
         if free_hand(g, char) is None:
             return "the character has no free hand"
         return None
