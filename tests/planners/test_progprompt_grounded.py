@@ -252,3 +252,47 @@ def test_the_step_kept_is_the_one_first_rejected_not_a_later_substitute(examples
     assert "toothpaste" not in result.text
     interpret(result.program, env)
     assert "barsoap INSIDE bathroomcabinet" in env.conditions()
+
+
+def test_open_first_opens_a_closed_container_without_asking_the_model(examples: dict[str, str],
+                                                                      soap_task: HouseholdTask) -> None:
+    # the soap is held and the cabinet is near but closed: open_first writes open('bathroomcabinet') before the put
+    closed = ("find('barsoap')\n\tgrab('barsoap')\n\tfind('bathroomcabinet')\n"
+              "\tputin('barsoap', 'bathroomcabinet')\n")
+    llm = ScriptedLLM([closed])
+    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=3, open_first=True)
+    env = HouseholdEnv(soap_task.initial_graph)
+    result = planner.plan(soap_task.name, env.object_names(), affordances=env.object_properties(),
+                          verify=simulator_verifier(HouseholdEnv(soap_task.initial_graph)))
+    assert len(llm.calls) == 1
+    assert result.rejected[-1].endswith("is not open; open('bathroomcabinet') written before it")
+    env.reset()
+    trace = interpret(result.program, env)
+    assert trace.attempted == trace.executed == 5 and "barsoap INSIDE bathroomcabinet" in env.conditions()
+
+
+def test_open_first_leaves_other_failures_to_the_model(examples: dict[str, str], soap_task: HouseholdTask) -> None:
+    # not close to the soap is no closed container: the model is asked, as without open_first
+    llm = ScriptedLLM([FORGETS_TO_WALK, "find('barsoap')\n", REST])
+    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=3, open_first=True)
+    env = HouseholdEnv(soap_task.initial_graph)
+    result = planner.plan(soap_task.name, env.object_names(), affordances=env.object_properties(),
+                          verify=simulator_verifier(HouseholdEnv(soap_task.initial_graph)))
+    assert len(llm.calls) == 3 and result.rejected == (f"line 3: grab('barsoap'): {NOT_CLOSE}",)
+
+
+def test_a_grab_from_a_closed_container_gets_the_container_opened(examples: dict[str, str],
+                                                                 soap_task: HouseholdTask) -> None:
+    # the shirt is in the closed closet: the failure names the closet, and the search opens it (an object the
+    # grab itself does not name)
+    shirt = "find('clothesshirt')\n\tgrab('clothesshirt')\n"
+    llm = ScriptedLLM([shirt])
+    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=3, open_first=True)
+    env = HouseholdEnv(soap_task.initial_graph)
+    result = planner.plan("take a shirt", env.object_names(), affordances=env.object_properties(),
+                          verify=simulator_verifier(HouseholdEnv(soap_task.initial_graph)))
+    assert len(llm.calls) == 1
+    assert "which is closed (open it first); open('closet') written before it" in result.rejected[-1]
+    env.reset()
+    trace = interpret(result.program, env)
+    assert trace.attempted == trace.executed == 3 and "character HOLDS_RH clothesshirt" in env.conditions()

@@ -90,3 +90,9 @@ def test_devset_benchmark_refuses_a_bad_scene_value_in_one_line() -> None:
     done = _devset("--prompts-only", "--candidate", "s:scene=2")
     assert done.returncode == 2
     assert done.stderr.strip() == "error: --candidate 's:scene=2': scene must be 0 or 1, not '2'"
+
+
+def test_devset_benchmark_refuses_a_negative_offset_in_one_line() -> None:
+    done = _devset("--prompts-only", "--limit", "10", "--offset", "-1")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "error: --offset must be >= 0, got -1"

@@ -69,6 +69,9 @@ class PlanResult:
     rewrites: tuple[Rewrite, ...] = ()
     """Grounded decoding: each rewritten statement and its replacement, in order (several at one line when a
     replacement was rejected in turn)."""
+    walks: tuple[str, ...] = ()
+    """Room walks grounded decoding wrote before moves into another room (`planners.room_walks`), `line N:
+    walk('room')` in the final text."""
 
     @property
     def repairs(self) -> int:

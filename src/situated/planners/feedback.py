@@ -29,6 +29,9 @@ class Verifier(Protocol):
     def unmet(self, goals: Sequence[Condition]) -> list[Condition]:
         """Of `goals`, those that do not hold where the last plan run left the copy of the scene."""
 
+    def steps(self, program: Program) -> Sequence[StepEvent]:
+        """Every attempted action of the plan on the copy of the scene, in order, with its changes."""
+
 
 def goal_comment(goal: str) -> str:
     """The comment that tells the model a goal it stated does not hold at the end of its plan."""

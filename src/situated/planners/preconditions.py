@@ -13,6 +13,7 @@ the action space and the call's own objects, so it cannot write anything the gra
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence, Set
 
 from ..actions import ActionSpace, Primitive
@@ -24,6 +25,20 @@ MOVES: tuple[str, ...] = ("find", "walk")
 MAX_STEPS = 8
 """Steps the search may add to one plan."""
 
+_CLOSED_AROUND = re.compile(r"is inside (\w+) \(id \d+\), which is closed")
+"""The household simulator's reason for an object out of reach in a closed container (it names the container)."""
+
+
+def closed_container(reason: str) -> str | None:
+    """The closed container a failure reason names (`... is inside fridge (id 12), which is closed ...`)."""
+    match = _CLOSED_AROUND.search(reason)
+    return match.group(1) if match else None
+
+
+def about_closed(reason: str) -> bool:
+    """Whether a failure is for want of something opened: a closed container to put into or take out of."""
+    return "is not open" in reason or closed_container(reason) is not None
+
 
 def _affords(action: Primitive, obj: str, affordances: Mapping[str, Set[str]] | None) -> bool:
     affords = action.params[0].affords
@@ -31,10 +46,10 @@ def _affords(action: Primitive, obj: str, affordances: Mapping[str, Set[str]] | 
 
 
 def single_steps(space: ActionSpace, call: Call, objects: Sequence[str],
-                 affordances: Mapping[str, Set[str]] | None = None) -> list[str]:
-    """One-object calls over `call`'s objects, moves first, then the space's other one-object actions in order;
-    never `call` itself."""
-    targets = [a for a in dict.fromkeys(call.args) if isinstance(a, str) and a in objects]
+                 affordances: Mapping[str, Set[str]] | None = None, extra: Sequence[str] = ()) -> list[str]:
+    """One-object calls over `call`'s objects (and the `extra` ones, such as the closed container a failure
+    names), moves first, then the space's other one-object actions in order; never `call` itself."""
+    targets = [a for a in dict.fromkeys((*call.args, *extra)) if isinstance(a, str) and a in objects]
     unary = [a for a in space if a.arity == 1]
     order = sorted(unary, key=lambda a: (a.name not in MOVES, MOVES.index(a.name) if a.name in MOVES else 0))
     steps = []
@@ -46,9 +61,10 @@ def single_steps(space: ActionSpace, call: Call, objects: Sequence[str],
 
 
 def candidates(space: ActionSpace, call: Call, objects: Sequence[str],
-               affordances: Mapping[str, Set[str]] | None = None) -> Iterator[tuple[str, ...]]:
+               affordances: Mapping[str, Set[str]] | None = None,
+               extra: Sequence[str] = ()) -> Iterator[tuple[str, ...]]:
     """The steps to try before `call`, in order: each single step, then a move and another step."""
-    singles = single_steps(space, call, objects, affordances)
+    singles = single_steps(space, call, objects, affordances, extra)
     yield from ((s,) for s in singles)
     moves = [s for s in singles if s.split("(")[0] in MOVES]
     for move in moves:
@@ -67,10 +83,11 @@ def with_steps(text: str, line: int, steps: Sequence[str]) -> str:
 
 def search(text: str, line: int, call: Call, space: ActionSpace, objects: Sequence[str],
            affordances: Mapping[str, Set[str]] | None, runs: Callable[[str, int], bool],
-           max_steps: int = MAX_STEPS) -> tuple[str, tuple[str, ...]] | None:
-    """The first candidate (`candidates`, at most `max_steps` long) whose text `runs(text, n)` accepts (`n`:
-    the steps written, so the call now stands at `line + n`), with its steps; None when none does."""
-    for steps in candidates(space, call, objects, affordances):
+           max_steps: int = MAX_STEPS, extra: Sequence[str] = ()) -> tuple[str, tuple[str, ...]] | None:
+    """The first candidate (`candidates`, at most `max_steps` long, over the call's objects and `extra`) whose
+    text `runs(text, n)` accepts (`n`: the steps written, so the call now stands at `line + n`), with its steps;
+    None when none does."""
+    for steps in candidates(space, call, objects, affordances, extra):
         if len(steps) > max_steps:
             continue
         fixed = with_steps(text, line, steps)

@@ -29,10 +29,11 @@ from ..program.reading import ReadPlan, complete_statements, read_plan, statemen
 from ..trace import StepEvent
 from .base import PlanResult, Rewrite
 from .feedback import Verifier, goal_comment, rejection_comment
-from .preconditions import MAX_STEPS
+from .preconditions import MAX_STEPS, about_closed, closed_container
 from .preconditions import search as precondition_search
 from .progprompt_prompt import ProgPromptPrompt, function_name, header
 from .retrieval import Retriever
+from .room_walks import moved, with_room_walks
 
 STOPS: tuple[str, ...] = ("\ndef ", "\n\n")
 """Generation ends at the next function or at a blank line (ProgPrompt stops at `def`)."""
@@ -151,7 +152,8 @@ class ProgPromptPlanner:
                  max_continuations: int = MAX_CONTINUATIONS, max_repairs: int = 0,
                  retriever: Retriever | None = None, state_goals: bool = False,
                  max_plan_tokens: int | None = None, scene_examples: bool = False,
-                 preconditions: bool = False, keep_steps: bool = False) -> None:
+                 preconditions: bool = False, keep_steps: bool = False, room_walks: bool = False,
+                 open_first: bool = False) -> None:
         if max_repairs < 0:
             raise SituatedError(f"max_repairs must be >= 0, got {max_repairs}")
         self.prompts = ProgPromptPrompt(space, examples, n_examples=n_examples, sample_examples=sample_examples,
@@ -170,6 +172,8 @@ class ProgPromptPlanner:
         self.max_repairs = max_repairs
         self.preconditions = preconditions
         self.keep_steps = keep_steps
+        self.room_walks = room_walks
+        self.open_first = open_first
 
     def grammar(self, objects: Sequence[str], affordances: Mapping[str, Set[str]] | None = None) -> str | None:
         if not self.constrained:
@@ -280,12 +284,13 @@ class ProgPromptPlanner:
                 read = self._read(text, objects, first)
             if verify is None:
                 break
-            failure = _first_rejected(read.program, check_from, verify) if repairing or self.preconditions else None
+            searching = self.preconditions or self.open_first
+            failure = _first_rejected(read.program, check_from, verify) if repairing or searching else None
             stmt = statement_at(read.program, failure.line) if failure is not None else None
-            if (self.preconditions and isinstance(failure, StepEvent) and isinstance(stmt, Call)
+            if (self._searches(failure) and isinstance(failure, StepEvent) and isinstance(stmt, Call)
                     and stmt.line >= check_from and added < MAX_STEPS
                     and (found := self._precondition(text, stmt, objects, affordances, first, check_from, verify,
-                                                     MAX_STEPS - added)) is not None):
+                                                     MAX_STEPS - added, failure.reason)) is not None):
                 searched, steps = found
                 added += len(steps)
                 free += 1
@@ -325,7 +330,7 @@ class ProgPromptPlanner:
                     and origin[0].action not in NAVIGATION_ACTIONS and ALREADY not in origin[1]
                     and _gives_up(fix) and added < MAX_STEPS
                     and (found := self._precondition(*_restored(text, stmt, origin[0]), objects, affordances, first,
-                                                     check_from, verify, MAX_STEPS - added)) is not None):
+                                                     check_from, verify, MAX_STEPS - added, origin[1])) is not None):
                 # the model would give the task step first rejected here up: that step stays, with what it needs
                 # written before it (not the model's later substitutes, which failed too)
                 searched, steps = found
@@ -342,17 +347,41 @@ class ProgPromptPlanner:
                 read = self._read(text, objects, first)
                 break
             check_from = fix_line = stmt.line
+        walks: list[str] = []
+        if self.room_walks and verify is not None:
+            text, read, rewrites, walks = self._walk_rooms(text, read, objects, first, verify, rewrites)
         return PlanResult(read.program, text, tuple(completions), sum(c.completion_tokens for c in completions),
                           sum(c.prompt_tokens for c in completions), read.problems, read.problems, read.dropped,
                           prompt, tuple(rejected), tuple(condition_text(g) for g in goals), budget_spent,
-                          tuple(rewrites))
+                          tuple(rewrites), tuple(walks))
+
+    def _walk_rooms(self, text: str, read: ReadPlan, objects: Sequence[str], first: int, verify: Verifier,
+                    rewrites: list[Rewrite]) -> tuple[str, ReadPlan, list[Rewrite], list[str]]:
+        """The plan with a walk to the room written before each move into another room (`planners.room_walks`),
+        kept only when it fails no more steps on the copy of the scene; rewrites moved to their new lines."""
+        steps = verify.steps(read.program)
+        walked, written = with_room_walks(text, read.program, steps, set(objects), first)
+        if not written:
+            return text, read, rewrites, []
+        again = self._read(walked, objects, first)
+        if len(verify(again.program)) > sum(not s.ok for s in steps):
+            return text, read, rewrites, []
+        placed = [f"line {at + i}: walk('{room}')" for i, (at, room) in enumerate(written)]
+        return walked, again, [replace(r, line=moved(r.line, written)) for r in rewrites], placed
+
+    def _searches(self, failure: _Rejected | StepEvent | None) -> bool:
+        """Whether the precondition search answers this failure before the model: any failed step with
+        `preconditions`, one for want of something opened with `open_first`."""
+        if not isinstance(failure, StepEvent):
+            return False
+        return self.preconditions or (self.open_first and about_closed(failure.reason))
 
     def _precondition(self, text: str, stmt: Call, objects: Sequence[str],
                       affordances: Mapping[str, Set[str]] | None, first: int, check_from: int, verify: Verifier,
-                      max_steps: int) -> tuple[str, tuple[str, ...]] | None:
+                      max_steps: int, reason: str = "") -> tuple[str, tuple[str, ...]] | None:
         """`text` with the steps the precondition search (`planners.preconditions`) writes before the failing
         call `stmt` so that it executes on the copy of the scene, and those steps; None when the call is not a
-        line of its own or no candidate works."""
+        line of its own or no candidate works. The search also tries the closed container `reason` names."""
         if not text.split("\n")[stmt.line - 1].strip().startswith(f"{stmt.action}("):
             return None
 
@@ -360,7 +389,9 @@ class ProgPromptPlanner:
             blocked = _first_rejected(self._read(candidate, objects, first).program, check_from, verify)
             return blocked is None or blocked.line > stmt.line + n
 
-        return precondition_search(text, stmt.line, stmt, self.space, objects, affordances, runs, max_steps)
+        container = closed_container(reason)
+        return precondition_search(text, stmt.line, stmt, self.space, objects, affordances, runs, max_steps,
+                                   (container,) if container else ())
 
     def _read(self, text: str, objects: Sequence[str], first: int) -> ReadPlan:
         """Model text as a program: unparseable and invalid lines from line `first` on dropped."""

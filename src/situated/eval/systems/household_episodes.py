@@ -46,8 +46,11 @@ class SimulatorVerifier:
         self.limits = replace(limits or DEFAULT_LIMITS, stop_on_failure=False)
 
     def __call__(self, program: Program) -> list[StepEvent]:
+        return [e for e in self.steps(program) if not e.ok]
+
+    def steps(self, program: Program) -> list[StepEvent]:
         self.env.reset()
-        return [e for e in interpret(program, self.env, limits=self.limits).steps if not e.ok]
+        return list(interpret(program, self.env, limits=self.limits).steps)
 
     def unmet(self, goals: Sequence[Condition]) -> list[Condition]:
         return [g for g in goals if not self.env.holds(g)]
@@ -169,6 +172,9 @@ def household_episode(task: HouseholdTask, run: int, planner: Planner, *,
         "repairs": done.repairs, "abandoned": done.abandoned, "rejected": [r for p in done.plans for r in p.rejected],
         "missing": list(score.missing), "program": done.text, "plans": [p.text for p in done.plans],
     }
+    walks = [w for p in done.plans for w in p.walks]
+    if walks:  # only then, so episodes stored before room walks existed read the same
+        details["walks"] = walks
     cost = cost_of([c for p in done.plans for c in p.completions])
     return Episode(task.task_id, task.name, run, as_metrics(score), trace, cost, details)
 
@@ -218,6 +224,10 @@ class HouseholdJob:
     """A failing call's missing steps searched for on the private copy first (`planners.preconditions`)."""
     keep_steps: bool = False
     """The same search only where the model's rewrite would give a task step up (`--keep-steps`)."""
+    room_walks: bool = False
+    """A walk to the room written before each move into another room (`--room-walks`, `planners.room_walks`)."""
+    open_first: bool = False
+    """The search only for calls that fail for want of something opened (`--open-first`)."""
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -234,7 +244,8 @@ class HouseholdJob:
                                          seed=self.seed, max_repairs=self.repairs, retriever=self.retriever,
                                          goals=self.goals, plan_tokens=self.plan_tokens,
                                          scene_examples=self.scene_examples, preconditions=self.preconditions,
-                                         keep_steps=self.keep_steps)
+                                         keep_steps=self.keep_steps, room_walks=self.room_walks,
+                                         open_first=self.open_first)
 
     def build(self) -> EpisodeFn:
         llm = SampledLLM(self.model.open(), self.temperature, self.seed)

@@ -60,6 +60,10 @@ class HouseholdSettings:
     """A failing call's missing steps searched for before the model rewrites it (`--preconditions`)."""
     keep_steps: bool = False
     """That search only where the model's rewrite would give a task step up (`--keep-steps`)."""
+    room_walks: bool = False
+    """A walk to the room written before each move into another room (`--room-walks`)."""
+    open_first: bool = False
+    """The precondition search only for calls that fail for want of something opened (`--open-first`)."""
 
 
 def example_choice(examples: str | None, k: int | None, retriever: str, *,
@@ -114,7 +118,8 @@ def variant_name(s: HouseholdSettings, repairs: int, k: int, retrieved: str | No
     return (f"progprompt-{s.ablation}{'-nogrammar' if s.no_grammar else ''}{f'-grounded{repairs}' if repairs else ''}"
             f"{f'-{retrieved}{k}' if retrieved else ''}{'-goals' if s.goals else ''}"
             f"{'-scene' if scene_first(s, retrieved) else ''}{'-pre' if s.preconditions and repairs else ''}"
-            f"{'-keep' if s.keep_steps and repairs else ''}"
+            f"{'-keep' if s.keep_steps and repairs else ''}{'-rooms' if s.room_walks and repairs else ''}"
+            f"{'-open' if s.open_first and repairs else ''}"
             f"{f'-t{s.temperature:g}' if s.temperature else ''}")
 
 
@@ -170,7 +175,9 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
         **levers(retriever=retrieved, goals=s.goals or None, plan_tokens=s.plan_tokens,
                  temperature=s.temperature or None, scene_examples=scene or None,
                  preconditions=(s.preconditions and repairs > 0) or None,
-                 keep_steps=(s.keep_steps and repairs > 0) or None))
+                 keep_steps=(s.keep_steps and repairs > 0) or None,
+                 room_walks=(s.room_walks and repairs > 0) or None,
+                 open_first=(s.open_first and repairs > 0) or None))
     models.check_cassette([p for p in (s.initial_graph, plans_path) if p is not None]
                           + [s.data / d for d in ("new_env", "final_states", s.split)])
     executor, spec = models.for_episodes(s.model)
@@ -178,6 +185,7 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
                        langprompt=s.langprompt, repairs=repairs, assert_check=s.assert_check, replan=s.replan,
                        seed=s.seed, retriever=retrieved, goals=s.goals, plan_tokens=s.plan_tokens,
                        temperature=s.temperature, scene_examples=scene,
-                       preconditions=s.preconditions and repairs > 0, keep_steps=s.keep_steps and repairs > 0)
+                       preconditions=s.preconditions and repairs > 0, keep_steps=s.keep_steps and repairs > 0,
+                       room_walks=s.room_walks and repairs > 0, open_first=s.open_first and repairs > 0)
     out = s.out or Path("runs") / f"{s.split}-{variant}-{model_label(s.model)}"
     return HouseholdRun(s, variant, tasks, job, executor, config, out)
