@@ -60,8 +60,8 @@ def test_eval_replayed_from_cassette(progprompt_data: Path, tmp_path: Path, caps
     assert list(summary)[:6] == ["sr", "sr_std", "gcr", "exec", "tasks", "runs"]
     assert summary["tasks"] == 2 and summary["runs"] == 1 and summary["unknown"] == 0
     # the default prompt: the 5 plans nearest to the task (MiniLM) among those naming the fewest objects the scene
-    # lacks, grounded decoding with 5 repairs
-    assert summary["variant"] == "progprompt-full-grounded5-minilm5-scene"
+    # lacks, grounded decoding with 5 repairs, walks to rooms and closed containers opened
+    assert summary["variant"] == "progprompt-full-grounded5-minilm5-scene-rooms-open"
     assert "watch tv" in out
     # grounded decoding is on by default: statements the scene rejected were replaced, and each is recorded
     records = [json.loads(x) for x in (tmp_path / "out" / "episodes.jsonl").read_text().splitlines()]

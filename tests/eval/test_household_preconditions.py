@@ -16,12 +16,14 @@ PLANS = (("throw_away_the_lime", "def throw_away_the_lime():\n\tfind('lime')\n\t
 
 def test_precondition_runs_have_their_own_name() -> None:
     assert variant_name(HouseholdSettings(Path("data"), "env1", preconditions=True), 5, 5, "minilm") == (
-        "progprompt-full-grounded5-minilm5-scene-pre")
+        "progprompt-full-grounded5-minilm5-scene-pre-rooms-open")
     assert variant_name(HouseholdSettings(Path("data"), "env1"), 5, 5, "minilm") == (
-        "progprompt-full-grounded5-minilm5-scene")
+        "progprompt-full-grounded5-minilm5-scene-rooms-open")
     assert variant_name(HouseholdSettings(Path("data"), "env1", keep_steps=True), 5, 5, "minilm") == (
-        "progprompt-full-grounded5-minilm5-scene-keep")
-    # without grounded decoding there is no copy of the scene to search on
+        "progprompt-full-grounded5-minilm5-scene-keep-rooms-open")
+    assert variant_name(HouseholdSettings(Path("data"), "env1", room_walks=False, open_first=False), 5, 5,
+                        "minilm") == "progprompt-full-grounded5-minilm5-scene"
+    # without grounded decoding there is no copy of the scene to search on, or to walk through
     assert variant_name(HouseholdSettings(Path("data"), "env1", preconditions=True), 0, 5, "minilm") == (
         "progprompt-full-minilm5-scene")
 

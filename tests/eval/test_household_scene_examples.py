@@ -16,11 +16,11 @@ PLANS = (("throw_away_the_lime", "def throw_away_the_lime():\n\tfind('lime')\n\t
 def test_scene_examples_runs_have_their_own_name() -> None:
     default = HouseholdSettings(Path("data"), "env1")
     plain = HouseholdSettings(Path("data"), "env1", scene_examples=False)
-    assert variant_name(default, 5, 5, "minilm") == "progprompt-full-grounded5-minilm5-scene"
-    assert variant_name(plain, 5, 5, "minilm") == "progprompt-full-grounded5-minilm5"
-    assert variant_name(default, 5, 3, None) == "progprompt-full-grounded5"  # fixed: the paper's examples
+    assert variant_name(default, 5, 5, "minilm") == "progprompt-full-grounded5-minilm5-scene-rooms-open"
+    assert variant_name(plain, 5, 5, "minilm") == "progprompt-full-grounded5-minilm5-rooms-open"
+    assert variant_name(default, 5, 3, None) == "progprompt-full-grounded5-rooms-open"  # fixed: the paper's examples
     fixed_scene = HouseholdSettings(Path("data"), "env1", scene_examples=True)
-    assert variant_name(fixed_scene, 5, 3, None) == "progprompt-full-grounded5-scene"
+    assert variant_name(fixed_scene, 5, 3, None) == "progprompt-full-grounded5-scene-rooms-open"
 
 
 def test_the_jobs_planners_prompt_with_examples_the_scene_can_run() -> None:

@@ -143,10 +143,11 @@ KeepStepsOpt = Annotated[bool, Option("--keep-steps/--no-keep-steps", help=(
     "plan's end), search for the steps that let the call run instead and keep it."))]
 OpenFirstOpt = Annotated[bool, Option("--open-first/--no-open-first", help=(
     "Grounded decoding: a call that fails for want of something opened (a closed container to put into or take "
-    "out of) gets the steps that open it written before it, as --preconditions does for every failure."))]
+    "out of) gets the steps that open it written before it, as --preconditions does for every failure. On by "
+    "default (chosen on the development set)."))]
 RoomWalksOpt = Annotated[bool, Option("--room-walks/--no-room-walks", help=(
     "Grounded decoding: before each move into another room, write a walk to that room (ProgPrompt's plans go room "
-    "by room; VirtualHome leaves what the character carries in the room it walked out of)."))]
+    "by room; VirtualHome leaves what the character carries in the room it walked out of). On by default."))]
 PlanTokensOpt = Annotated[int | None, Option("--plan-tokens", help=(
     "Most tokens one plan may cost, repairs included (default 4 × the answer limit)."))]
 ExamplesFileOpt = Annotated[Path | None, Option("--examples-file", help="Example plans (default: the data's plan "
@@ -169,7 +170,7 @@ def eval_progprompt(
     base_url: BaseUrlOpt = None, threads: ThreadsOpt = None, runs: RunsOpt = 1, limit: LimitOpt = None,
     ablation: AblationOpt = "full", examples: ExamplesOpt = None, k: KOpt = None, retriever: RetrieverOpt = "minilm",
     goals: GoalsOpt = False, scene_examples: SceneExamplesOpt = None, preconditions: PreconditionsOpt = False,
-    keep_steps: KeepStepsOpt = False, room_walks: RoomWalksOpt = False, open_first: OpenFirstOpt = False,
+    keep_steps: KeepStepsOpt = False, room_walks: RoomWalksOpt = True, open_first: OpenFirstOpt = True,
     plan_tokens: PlanTokensOpt = None,
     examples_file: ExamplesFileOpt = None,
     assert_check: AssertCheckOpt = "symbolic", replan: ReplanOpt = 0, repairs: RepairsOpt = DEFAULT_REPAIRS,

@@ -60,10 +60,12 @@ class HouseholdSettings:
     """A failing call's missing steps searched for before the model rewrites it (`--preconditions`)."""
     keep_steps: bool = False
     """That search only where the model's rewrite would give a task step up (`--keep-steps`)."""
-    room_walks: bool = False
-    """A walk to the room written before each move into another room (`--room-walks`)."""
-    open_first: bool = False
-    """The precondition search only for calls that fail for want of something opened (`--open-first`)."""
+    room_walks: bool = True
+    """A walk to the room written before each move into another room (`--room-walks`; the default since the
+    development set's paired runs, docs/progprompt.md "Seventh turn")."""
+    open_first: bool = True
+    """The precondition search only for calls that fail for want of something opened (`--open-first`; the
+    default since the same runs)."""
 
 
 def example_choice(examples: str | None, k: int | None, retriever: str, *,
