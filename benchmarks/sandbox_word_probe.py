@@ -26,7 +26,7 @@ SCENES = {
     "fruit_bowl": ("banana", "apple", "strawberry", "bowl", "table"),
     "sorting": ("apple", "banana", "pear", "bottle", "soup_can", "plate", "box", "table"),
 }
-# (scene, request, word, answer: a known object's plan name, "thing" or "action")
+# (scene, request, word, answer: a known object's plan name, "thing", "action" or "talk")
 WORD_CASES = (
     ("gift_bag", "pick up the little duck please", "little", "duck"),
     ("gift_bag", "can you grab the yellow duck", "yellow", "duck"),
@@ -50,6 +50,10 @@ WORD_CASES = (
     ("gift_bag", "drop the shiny cube in the tray", "shiny", "cube"),
     ("gift_bag", "tidy the table", "tidy", "action"),
     ("fruit_bowl", "make a fruit salad with the apple", "salad", "action"),
+    ("sorting", "the dishes keep piling up, so put the bottle in the box", "dishes", "talk"),
+    ("gift_bag", "my boss is watching, quick, put the ball in the tray", "boss", "talk"),
+    ("fruit_bowl", "ugh this weather. can you hand me the banana", "weather", "talk"),
+    ("gift_bag", "put the ball in the tray, I need it for my nephew", "nephew", "talk"),
 )
 # (request, word, known objects the request names, answer: the object named, or "no")
 NAMING_CASES = (

@@ -25,6 +25,7 @@ from situated.llm.base import Completion
 from situated.llm.chat_template import chat_template_for
 from situated.planners.lesson_end import LESSON_SCHEMA, START_SCHEMA
 from situated.planners.toolcall import answer_call
+from situated.planners.verb_kind import VERB_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -52,8 +53,8 @@ class ScriptedLLM:
         self.seconds = seconds
         self.calls: list[dict[str, Any]] = []
         self.side_calls: list[dict[str, Any]] = []
-        """Side questions the script had no answer for: a lesson's ("step"), and the action word's (the last
-        unknown behaviour's name: the first answer stands)."""
+        """Side questions the script had no answer for: a lesson's ("step"), the action word's (the last
+        unknown behaviour's name: the first answer stands) and the verb's ("other": the first answer stands)."""
         self.named = ""
 
     @property
@@ -72,13 +73,17 @@ class ScriptedLLM:
         return Completion(text, finish, self.prompt_tokens, self.completion_tokens, seconds=self.seconds)
 
     def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
-        side = "is" if schema in (LESSON_SCHEMA, START_SCHEMA) else "action" if set(
+        side = "is" if schema in (LESSON_SCHEMA, START_SCHEMA, VERB_SCHEMA) else "action" if set(
             schema.get("properties", {})) == {"action"} else None
+        allowed = schema.get("properties", {}).get(side or "", {}).get("enum")
         if side is not None and not (self.answers and isinstance(self.answers[0], dict)
-                                     and set(self.answers[0]) == {side}):
+                                     and set(self.answers[0]) == {side}
+                                     and (allowed is None or self.answers[0][side] in allowed)):
             # a side question, unscripted: another step, or the unknown behaviour's own name (kept apart from
             # `calls`, so scripts and the indices of their calls stay as they were before the question existed)
             self.side_calls.append({"messages": messages, "schema": schema, **options})
+            if schema is VERB_SCHEMA:  # the verb names a behaviour of its own: the first answer stands
+                return {"is": "other"}
             return {"is": "step"} if side == "is" else {"action": self.named}
         self.calls.append({"messages": messages, "schema": schema, **options})
         if not self.answers:

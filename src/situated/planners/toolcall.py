@@ -41,6 +41,8 @@ from ..program import DANGEROUS_NAMES, Call, Condition
 from .action_word import action_messages, action_schema
 from .lesson_end import LESSON_SCHEMA, START_SCHEMA, lesson_messages, start_messages
 from .naming import naming_messages, naming_schema
+from .verb_kind import NEW as NEW_VERB
+from .verb_kind import VERB_SCHEMA, verb_messages
 
 WORD_PATTERN = "^[a-z][a-z0-9_]{0,39}$"
 """A new behaviour's or object's name as the model may write it (snake_case, at most 40 characters)."""
@@ -666,9 +668,13 @@ def _sound_key(word: str) -> str | None:
 
 
 def _one_edit(a: str, b: str) -> bool:
-    """Whether `a` becomes `b` by one substitution, insertion or deletion."""
+    """Whether `a` becomes `b` by one substitution, insertion, deletion or swap of two neighbouring letters (a
+    typing slip: "bni" for `bin`, "pakc" for `pack`)."""
     if abs(len(a) - len(b)) > 1 or a == b:
         return False
+    if len(a) == len(b) and (i := next(k for k, (x, y) in enumerate(zip(a, b, strict=True)) if x != y)) < len(a) - 1 \
+            and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2:] == b[i + 2:]:
+        return True
     if len(a) > len(b):
         a, b = b, a
     i = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
@@ -909,6 +915,9 @@ def usable_params(params: Sequence[str], taken: Iterable[str] = ()) -> bool:
 # Is an unknown object's name a thing?
 
 
+TALK = "talk"
+"""The unknown-object question's answer for a word only mentioned in passing ("I've got tickets piling up")."""
+
 WORD_PROMPT = """\
 A person asked a robot arm for something. Say what one word of the request is to the person: "thing" if it \
 names an object or a place the robot should find, "action" if it is part of what the person asks the robot to \
@@ -928,7 +937,8 @@ A person asked a robot arm for something; a speech-to-text engine wrote the requ
 mishears a name. Say what one word of the request is to the person: the name of one of the robot's known \
 objects if the engine misheard that name or if the word only describes that object (its size, colour, look or \
 state, as in "the tall mug"), "thing" if it names another object or place the robot should find, "action" if it \
-is part of what the person asks the robot to do (a verb, or what is to be made or done). Answer with JSON.
+is part of what the person asks the robot to do (a verb, or what is to be made or done), "talk" if the person \
+only mentions it in passing and asks the robot nothing about it. Answer with JSON.
 """
 SLIP_EXAMPLES = (
     ("go to the stapler", "stapler", "thing", ("MUG", "SHELF")),
@@ -940,10 +950,12 @@ SLIP_EXAMPLES = (
     ("make a sandwich with the bread", "sandwich", "action", ("BREAD", "PLATE")),
     ("could you grab the tall mug for me", "tall", "MUG", ("MUG", "SHELF")),
     ("put the stale bread on the plate", "stale", "BREAD", ("BREAD", "PLATE")),
+    ("the kitchen is a mess, so put the cup on the shelf", "kitchen", "talk", ("CUP", "SHELF")),
+    ("I'm late for my train, quick, hand me the fork", "train", "talk", ("FORK", "MUG")),
 )
 """The second side question's worked examples (request, word, answer, known objects): the first's, with the
-objects, two misheard names, a thing of the same kind as a known one and two words that describe a known
-object."""
+objects, two misheard names, a thing of the same kind as a known one, two words that describe a known object and
+two things only mentioned in passing."""
 
 
 def word_messages(word: str, utterance: str, known: Sequence[str] | None = None) -> list[dict]:
@@ -960,8 +972,9 @@ def word_messages(word: str, utterance: str, known: Sequence[str] | None = None)
 
 
 def word_schema(word: str, known: Sequence[str] = ()) -> dict:
-    """A side question's answer: "thing", "action" or one of the members offered."""
-    return {"type": "object", "properties": {"word": {"enum": [word]}, "is": {"enum": ["thing", "action", *known]}},
+    """A side question's answer: "thing", "action", one of the members offered or (with them) "talk"."""
+    kinds = ["thing", "action", *known, *([TALK] if known else [])]
+    return {"type": "object", "properties": {"word": {"enum": [word]}, "is": {"enum": kinds}},
             "required": ["word", "is"], "additionalProperties": False}
 
 
@@ -1105,8 +1118,9 @@ class ToolCallPlanner:
         for ("tidy the table": tidy; "do a present": present; "action"), and if it names a thing, a known object
         the speech-to-text engine misheard ("the bole": the BOWL; its plan name is returned) or a "thing" to point
         at? The second question (offered the objects too) is asked only when the first finds a thing: alone, it
-        took verbs that are also nouns ("bin the soup can") for things; an "action" it answers stays a thing.
-        "thing" when the backend fails or answers out of form, so the person is asked to point, as before."""
+        took verbs that are also nouns ("bin the soup can") for things; an "action" it answers stays a thing. It
+        may also answer `TALK`: a word only mentioned in passing ("I've got tickets piling up"). "thing" when the
+        backend fails or answers out of form, so the person is asked to point, as before."""
         action, usage = self.is_action_word(word, utterance)
         if action:
             return "action", usage
@@ -1118,6 +1132,8 @@ class ToolCallPlanner:
         except BackendError:
             return "thing", usage + Usage(calls=1)
         kind = value.get("is") if isinstance(value, dict) else None
+        if kind == TALK:
+            return TALK, usage + more
         return (known[kind] if isinstance(kind, str) and kind in known else "thing"), usage + more
 
     def named_as(self, word: str, utterance: str, objects: Sequence[ObjectEntry]) -> tuple[str | None, Usage]:
@@ -1150,6 +1166,12 @@ class ToolCallPlanner:
         person's words only talk about the lesson of `name` ("I'll show you how to quarantine the cube") rather
         than give a step? False when the backend fails or answers out of form: the words are planned."""
         return self._is(start_messages(name, utterance), START_SCHEMA, "talk")
+
+    def verb_is_new(self, verb: str, utterance: str) -> tuple[bool, Usage]:
+        """The verb question (`verb_kind`): does the word `verb` of `utterance` name a behaviour of its own, to be
+        taught, rather than something the seed skills do as they are ("give me the cup")? False when the backend
+        fails or answers out of form: the first answer stands."""
+        return self._is(verb_messages(verb, utterance), VERB_SCHEMA, NEW_VERB)
 
     def lesson_over(self, name: str, utterance: str) -> tuple[bool, Usage]:
         """The lesson side question (`lesson_end`): do the person's words say the lesson of `name` is over rather

@@ -162,3 +162,27 @@ def _breadth_first(condition: Condition, keep: Sequence[Condition], start: Table
             seen.add(after.key())
             queue.append((after, [*calls, move]))
     return None
+
+
+def without_regrasps(calls: Sequence[Call], space: ActionSpace, table: TableCopy,
+                     goal: Sequence[Condition] = ()) -> tuple[Call, ...]:
+    """`calls` without each `release()` directly followed by `pickup(x)` of the very item it let go (measured: "put
+    cube in tray" with the cube in hand planned `release(), pickup('cube'), goto('tray'), release()`, and a lesson
+    recorded the pair), when the plan without the pair still reaches `goal` and leaves the copy of the table in the
+    same state: putting an item down to pick it up again changes nothing."""
+    out = list(calls)
+    end = try_plan(out, space, table, goal)
+    if not end.achieves:
+        return tuple(calls)
+    i = 0
+    while i < len(out) - 1:
+        first, second = out[i], out[i + 1]
+        if (first.action == "release" and not first.args and second.action == "pickup" and second.args
+                and try_plan(out[:i], space, table).after.held == str(second.args[0])):
+            fewer = out[:i] + out[i + 2:]
+            trial = try_plan(fewer, space, table, goal)
+            if trial.achieves and trial.after.key() == end.after.key():
+                out = fewer
+                continue
+        i += 1
+    return tuple(out)

@@ -40,6 +40,7 @@ from ..interpreter import Limits, interpret
 from ..llm.base import LLM
 from ..planners.action_word import NO_ACTION
 from ..planners.toolcall import (
+    TALK,
     Exchange,
     Memory,
     ObjectEntry,
@@ -54,17 +55,20 @@ from ..planners.toolcall import (
     alike_said,
     answer_of_calls,
     as_said,
+    doc_verbs,
     goal_answer,
     grounded,
+    names_known,
     said,
     said_words,
+    shown_words,
     turn_context,
     verb_said,
 )
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
 from ..trace import StepEvent, StopEvent
 from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, composition_depth, definition_text, expand
-from .checking import search, try_plan, unmet_text
+from .checking import search, try_plan, unmet_text, without_regrasps
 from .lessons import effect, generalize, rerun
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
@@ -136,6 +140,10 @@ class SandboxSession:
         self.usage = Usage()
         self.last = ""
         """What became of the last plan, when it did not do what was asked (told to the planner once)."""
+        self._action_asked: tuple[str, str | None] = ("", None)
+        """The last request the action side question was asked about, and its answer."""
+        self._verb_asked: tuple[tuple[str, str], bool] = (("", ""), False)
+        """The last (request, verb) the verb side question was asked about, and whether it named a new one."""
         self._closed = True  # nothing is logged until the session starts
         # The prompt is written with the seed skills and the scene's objects, whatever the library holds: what it
         # restores is announced in the first turn, so every session of a scene shares the prompt's long prefix
@@ -265,6 +273,7 @@ class SandboxSession:
         if self.teachable:
             reply = self._reread(request, reply, table, state, kind)
             reply = self._asked_nothing(request, reply, table, state)
+            reply = self._unfamiliar_verb(request, reply, table, state)
         reply = self._other_items(request, reply, table, state)
         reply = self._unreferred(request, reply, state, table.held)
         if isinstance(reply.answer, PlannedCalls) and (meant := meant_place(reply.answer, request, table)) is not None:
@@ -360,6 +369,7 @@ class SandboxSession:
         answer = reply.answer
         if isinstance(answer, UnknownBehaviour) and self.teaching is None:
             reply = self._action_named(request, reply, state)   # never an unknown object: no loop back here
+            reply = self._known_verb(request, reply, table, state)
             answer = reply.answer
         places = [o.name for o in self.objects if o.kind != "item"]
         if isinstance(answer, UnknownBehaviour) and self.teaching is None and self._names_a_place(
@@ -390,8 +400,10 @@ class SandboxSession:
                                       lesson=self.teaching is not None, unknown_object=False)
             self._used(again.usage, "plan")
             self._log("note", {"text": f"{answer.name!r} is part of the action, not an unknown object"
-                               if kind == "action" else f"{answer.name!r} is the {kind}, misheard"})
-            if isinstance(again.answer, UnknownBehaviour) and kind != "action" and again.answer.name == answer.name:
+                               if kind == "action" else f"{answer.name!r} is only mentioned, not an unknown object"
+                               if kind == TALK else f"{answer.name!r} is the {kind}, misheard"})
+            if isinstance(again.answer, UnknownBehaviour) and kind not in ("action", TALK) and \
+                    again.answer.name == answer.name:
                 # the misheard name now taken for a verb ("put the banana in the bole": unknown behaviour `bole`):
                 # asked once more with the name as the side question heard it
                 heard = _heard_as(request, [answer.name], kind)
@@ -412,8 +424,7 @@ class SandboxSession:
         word found is a word of an object's name."""
         answer = reply.answer
         assert isinstance(answer, UnknownBehaviour)
-        word, usage = self.planner.action_word(request)
-        self._used(usage, "word")
+        word = self._action_of(request)
         if word == NO_ACTION:
             # no verb at all ("No wait, I meant the box, not the plate": `no_wait`): a correction of the last
             # request, asked again with calls only, which stand if they are about that request's items (the
@@ -436,6 +447,72 @@ class SandboxSession:
         self._log("note", {"text": f"unknown behaviour {answer.name}: the request{read}, as the model read it",
                            "answer": again.raw})
         return again
+
+    def _action_of(self, request: str) -> str | None:
+        """The action side question's answer for `request`, asked once per request."""
+        if self._action_asked[0] != request:
+            word, usage = self.planner.action_word(request)
+            self._used(usage, "word")
+            self._action_asked = (request, word)
+        return self._action_asked[1]
+
+    def _verb_is_new(self, verb: str, request: str) -> bool:
+        """The verb side question's answer for `verb` of `request`, asked once per request and verb."""
+        if self._verb_asked[0] != (request, verb):
+            new, usage = self.planner.verb_is_new(verb, request)
+            self._used(usage, "verb")
+            self._verb_asked = ((request, verb), new)
+        return self._verb_asked[1]
+
+    def _known_verb(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
+        """An unknown behaviour named by the person's verb that the verb question (`planners/verb_kind.py`) finds
+        to be something the seed skills do as they are ("Could you please give me the strawberry": `give`) is
+        asked again with calls only. Those stand when their goal moves items the request names (or the held one)
+        to places it names, or into the gripper; the unknown answer stands otherwise."""
+        answer = reply.answer
+        if not isinstance(answer, UnknownBehaviour) or not verb_said(answer.name, request):
+            return reply
+        if self._verb_is_new(answer.name, request):
+            return reply
+        again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
+                                  state=state, lesson=True)
+        self._used(again.usage, "plan")
+        goal = again.answer.goal if isinstance(again.answer, PlannedCalls) else ()
+        if not goal or all(table.holds(c) for c in goal) or not all(
+                _heard(str(c.args[0]), request, table, answer.name)
+                and all(said(str(a), request, answer.name) for a in c.args[1:]) for c in goal):
+            return reply
+        self._log("note", {"text": f"unknown behaviour {answer.name}: something the skills do, as the model read it",
+                           "answer": again.raw})
+        return again
+
+    def _unfamiliar_verb(self, request: str, reply: PlannerReply, table: TableCopy,
+                         state: TableState) -> PlannerReply:
+        """A lone pickup outside a lesson — what the model answers for many a verb it does not know ("show off the
+        ducky", "commit candy") as well as for "pick up" — whose verb, as the action question reads it, is none of
+        the API's names, the seed skills' first words or the words of examples answered with calls, and which the
+        verb question finds to name a behaviour of its own, is read as that unknown behaviour about the item: a
+        lesson begins, as if the model had answered so."""
+        answer = reply.answer
+        core = [c for c in answer.calls if c.action != "release"] if isinstance(answer, PlannedCalls) else []
+        if (self.teaching is not None or len(core) != 1 or core[0].action != "pickup"
+                or answer.calls[-1] is not core[0] or not core[0].args):
+            return reply
+        word = self._action_of(request)
+        if word is None or word == NO_ACTION or any(said(o.name, word) for o in self.objects):
+            return reply
+        examples = self.planner.examples(self.space, self.objects, self.memory, containers_of(self.env))
+        if (word in doc_verbs(self.space) or word in shown_words(examples)
+                or names_known(word, [a.name for a in self.space.actions]) or self._name_problem(word, "behaviour")):
+            return reply
+        item = str(core[0].args[0])
+        if not self._verb_is_new(word, request) or not _heard(item, request, table):
+            return reply
+        member = next((o.member for o in self.objects if o.name == item), item.upper())
+        self._log("note", {"text": f"the lone {call_text(core[0])} is the unknown behaviour {word}, as the model "
+                                   "read the verb", "proposed": [call_text(c) for c in answer.calls]})
+        return replace(reply, answer=UnknownBehaviour(word, (item,)),
+                       raw={"unknown_behaviour": word, "objects": [member]})
 
     def _asked_nothing(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
         """Calls whose stated goal is all so already, that move nothing and name none of the goal's items ask for
@@ -664,7 +741,7 @@ class SandboxSession:
                 return found, rest, f"{_so_already(holds)}, so I left {'it' if len(holds) == 1 else 'them'} there."
         trial = try_plan(calls, self.space, table, goal)
         if trial.achieves and (goal or not taught):
-            return calls, goal, ""
+            return without_regrasps(calls, self.space, table, goal), goal, ""
         done = moved(table, trial.after)
         if trial.achieves:  # a taught behaviour with no stated goal: what it does on the copy is checked after
             return calls, done, ""
