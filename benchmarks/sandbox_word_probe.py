@@ -1,11 +1,12 @@
 """Probes the side questions asked about words (not a test): is a word the robot does not know a known object
 misheard or described ("the bole", "the little duck"), a thing to point at, or part of the action; is the
 person giving a known object that word as a new name; which word of a request names its action ("yo can u grab
-the banana": grab); and do a lesson's first words give a step or only talk about the lesson? Each case is asked
+the banana": grab); do a lesson's first words give a step or only talk about the lesson; and does a verb ask for
+what the seed skills do ("give me the duck") or name a behaviour to teach ("stash the pear")? Each case is asked
 once, greedily, with the real model.
 
     PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
-        [--only word,naming,action,start]
+        [--only word,naming,action,start,verb]
 
 Prints one line per case (ok / BAD), a count per question and, last, one JSON line.
 """
@@ -98,6 +99,22 @@ ACTION_CASES = (
     ("nope, not the plate. the box", "NONE"),
     ("oops sorry, the other bowl", "NONE"),
 )
+# (request, its verb, answer: "known" if the seed skills do it as they are, "new" if it is a behaviour to teach)
+VERB_CASES = (
+    ("give me the duck", "give", "known"), ("gimme the ball", "gimme", "known"),
+    ("hand over the candy", "hand", "known"), ("could you grab the pear", "grab", "known"),
+    ("place the apple in the bowl", "place", "known"), ("hold the banana for me", "hold", "known"),
+    ("move the bottle to the box", "move", "known"), ("take the cube out of the tray", "take", "known"),
+    ("let go of it", "let", "known"), ("pick up the toy car", "pick", "known"),
+    ("toss the ball onto the table", "toss", "known"), ("carry the soup can over to the plate", "carry", "known"),
+    ("pop the candy into the bag", "pop", "known"), ("chuck the ball in the tray", "chuck", "known"),
+    ("shove the pear into the box", "shove", "known"), ("plop the apple on the plate", "plop", "known"),
+    ("pack the ball", "pack", "new"), ("stash the pear", "stash", "new"), ("show off the duck", "show", "new"),
+    ("serve the apple", "serve", "new"), ("wrap the candy", "wrap", "new"), ("park the toy car", "park", "new"),
+    ("bin the bottle", "bin", "new"), ("stage the cube", "stage", "new"), ("archive the soup can", "archive", "new"),
+    ("quarantine the cube", "quarantine", "new"), ("present the banana", "present", "new"),
+    ("commit the candy", "commit", "new"), ("sort the fruit", "sort", "new"), ("store the bottle", "store", "new"),
+)
 # (behaviour being taught, the person's words before any step, answer: "talk" or "step")
 START_CASES = (
     ("pack", "great, so I'll show you how to pack the ball", "talk"),
@@ -124,13 +141,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--only", default="word,naming,action,start", help="the questions to probe (comma list)")
+    parser.add_argument("--only", default="word,naming,action,start,verb", help="the questions to probe (comma list)")
     args = parser.parse_args()
     opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
     planner = ToolCallPlanner(load(args.model, **opts))
     results: dict[str, dict[str, float]] = {}
     for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES), ("action", ACTION_CASES),
-                            ("start", START_CASES)):
+                            ("start", START_CASES), ("verb", VERB_CASES)):
         if question not in args.only.split(","):
             continue
         right, start = 0, time.perf_counter()
@@ -144,6 +161,9 @@ def main() -> None:
             elif question == "action":
                 (request, want), word = case, ""
                 got = planner.action_word(request)[0] or "none"
+            elif question == "verb":
+                request, word, want = case
+                got = "new" if planner.verb_is_new(word, request)[0] else "known"
             else:
                 word, request, want = case
                 got = "talk" if planner.lesson_talk(word, request)[0] else "step"

@@ -33,6 +33,7 @@ VERB_EXAMPLES = (
     ("transfer the cup onto the table", "transfer", "put"),
     ("polish the spoon", "polish", "other"),
     ("head over to the sink", "head", "move"),
+    ("stick the pen into the cup", "stick", "put"),
 )
 """Worked examples: (request, its verb, answer)."""
 
