@@ -103,3 +103,16 @@ def test_an_item_put_down_to_be_picked_up_again_is_left_out_of_the_plan(fresh: T
         shown = s.say("put cube in tray")
         assert shown.plan.text == "goto('tray')\nrelease()\n"
         assert s.confirm().say == "Done." and s.check("'cube' in 'tray'")
+
+
+def test_talk_that_names_no_action_nor_object_is_no_lesson(fresh: TabletopEnv, tmp_path) -> None:
+    go_home = {"goal": [], "calls": answer_calls([("go_home", {})])}
+    llm = ScriptedLLM([{"unknown_behaviour": "good", "objects": []}, {"action": "NONE"}, go_home,
+                       {"unknown_behaviour": "hi", "objects": []}, {"action": "NONE"}, PICKUP_DUCK])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say("Good morning! We're getting party favours ready for my class today.")
+        assert reply.kind == "notice" and s.teaching is None and s.pending is None
+        # a greeting before the request: the calls asked for instead move what the request names
+        reply = s.say("hi robot!!! can u gimme the duck")
+        assert reply.kind == "plan" and s.teaching is None and reply.plan.text == "pickup('duck')\n"
+        assert s.confirm().execution.ok and s.check("'duck' in 'hands'")

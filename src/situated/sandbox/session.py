@@ -272,6 +272,8 @@ class SandboxSession:
                 return named
         if self.teachable:
             reply = self._reread(request, reply, table, state, kind)
+            if isinstance(reply.answer, PlannedCalls) and not reply.answer.calls:   # talk, no request (_no_lesson)
+                return Reply("notice", "I'm listening. What would you like me to do?")
             reply = self._asked_nothing(request, reply, table, state)
             reply = self._unfamiliar_verb(request, reply, table, state)
         reply = self._other_items(request, reply, table, state)
@@ -440,13 +442,33 @@ class SandboxSession:
         self._used(again.usage, "plan")
         if word == NO_ACTION:
             items = {o.name for o in self.objects if o.kind == "item"} & self._last_items()
-            if not isinstance(again.answer, PlannedCalls) or not items & {
-                    str(a) for c in (*again.answer.calls, *again.answer.goal) for a in c.args}:
+            named = isinstance(again.answer, PlannedCalls) and items & {
+                str(a) for c in (*again.answer.calls, *again.answer.goal) for a in c.args}
+            if not named and not answer.objects:
+                return self._no_lesson(request, answer, again, state)
+            if not named:
                 return reply
         read = " names no action and corrects the last one" if word == NO_ACTION else f"'s action is {word!r}"
         self._log("note", {"text": f"unknown behaviour {answer.name}: the request{read}, as the model read it",
                            "answer": again.raw})
         return again
+
+    def _no_lesson(self, request: str, answer: UnknownBehaviour, again: PlannerReply,
+                   state: TableState) -> PlannerReply:
+        """An unknown behaviour about no object, in words the action question finds to name no action ("Good
+        morning! We're getting party favours ready for my class today": `good`; "hi robot!!! can u gimme the toy
+        car": `hi`), is no lesson: a greeting or talk. The calls asked for instead stand when their goal moves
+        items the request names; otherwise nothing is planned (no calls: the person is asked what to do)."""
+        table = self.table()
+        goal = again.answer.goal if isinstance(again.answer, PlannedCalls) else ()
+        if goal and not all(table.holds(c) for c in goal) and all(
+                _heard(str(c.args[0]), request, table, answer.name) for c in goal):
+            self._log("note", {"text": f"unknown behaviour {answer.name}: the request names no action, and its "
+                                       "calls move what it names, as the model read it", "answer": again.raw})
+            return again
+        self._log("note", {"text": f"unknown behaviour {answer.name}: the request names no action nor object, as "
+                                   "the model read it: no lesson"})
+        return replace(again, answer=PlannedCalls(()), raw={"goal": [], "calls": []})
 
     def _action_of(self, request: str) -> str | None:
         """The action side question's answer for `request`, asked once per request."""
