@@ -1,7 +1,7 @@
 """Verbs, as a user notices them: a verb the robot does not know starts a lesson even when the model planned a lone
 pickup for it ("show off the duck"), a plain word for what the skills do is planned, not taught ("give me the
-duck"), a thing only mentioned in passing is not asked to be pointed at, a slip that swaps two letters of a taught
-verb is that verb, and an item put down only to be picked up again is not part of the plan. The model is scripted
+duck"), a thing only mentioned in passing is not asked to be pointed at, talk with no request is no lesson, a
+misspelt taught verb is that verb, and an item put down only to be picked up again is not part of the plan. The model is scripted
 (exact answers); what the real model does is measured by `situated eval sandbox` and
 `benchmarks/sandbox_word_probe.py`."""
 
@@ -116,3 +116,23 @@ def test_talk_that_names_no_action_nor_object_is_no_lesson(fresh: TabletopEnv, t
         reply = s.say("hi robot!!! can u gimme the duck")
         assert reply.kind == "plan" and s.teaching is None and reply.plan.text == "pickup('duck')\n"
         assert s.confirm().execution.ok and s.check("'duck' in 'hands'")
+
+
+def test_a_misspelt_taught_verb_planned_as_a_pickup_is_asked_again_as_taught(fresh: TabletopEnv, tmp_path) -> None:
+    put = answer_calls([("pickup", {"obj": "duck"}), ("goto", {"obj": "tray"}), ("release", {})])
+    llm = ScriptedLLM([{"unknown_behaviour": "park", "objects": ["DUCK"]}, {"action": "park"}, {"is": "other"},
+                       {"goal": answer_goal([("duck", "tray")]), "calls": put},
+                       {"name": "park", "params": ["item"], "doc": "Put the item in the tray."},
+                       {"goal": answer_goal([("ball", "gripper")]),
+                        "calls": answer_calls([("pickup", {"obj": "ball"})])},
+                       {"action": "prak"}, {"goal": answer_goal([("ball", "tray")]), "calls": ["park(BALL)"]}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("park the duck").kind == "teach"
+        done = s.say("put the duck in the tray")
+        assert done.kind == "plan"
+        s.confirm()
+        assert s.say("that's it").kind == "taught"
+        shown = s.say("prak the ball")
+        assert shown.plan.calls == (Call("park", ("ball",)),)
+        assert llm.calls[-1]["messages"][-1]["content"].endswith("Request: park the ball")   # asked as taught
+        assert s.confirm().say == "Done." and s.check("'ball' in 'tray'")

@@ -523,6 +523,17 @@ class SandboxSession:
         word = self._action_of(request)
         if word is None or word == NO_ACTION or any(said(o.name, word) for o in self.objects):
             return reply
+        taught = [a.name for a in self.space.actions if isinstance(a, Behaviour)]
+        if (slip := next((t for t in taught if t != word and names_known(word, [t], parts=False)), None)) is not None:
+            # a slip of a taught verb ("prak the ball" after `park` was taught): asked again with the verb as taught
+            again = self.planner.plan(_heard_as(request, [word], slip), self.space, self.objects, self.memory,
+                                      containers=containers_of(self.env), state=state)
+            self._used(again.usage, "plan")
+            if isinstance(again.answer, PlannedCalls) and any(c.action == slip for c in again.answer.calls):
+                self._log("note", {"text": f"{word!r} is the taught {slip}, misspelt",
+                                   "proposed": [call_text(c) for c in answer.calls]})
+                return again
+            return reply
         examples = self.planner.examples(self.space, self.objects, self.memory, containers_of(self.env))
         if (word in doc_verbs(self.space) or word in shown_words(examples)
                 or names_known(word, [a.name for a in self.space.actions]) or self._name_problem(word, "behaviour")):
