@@ -1,8 +1,8 @@
 """Verbs, as a user notices them: a verb the robot does not know starts a lesson even when the model planned a lone
 pickup for it ("show off the duck"), a plain word for what the skills do is planned, not taught ("give me the
 duck"), a thing only mentioned in passing is not asked to be pointed at, talk with no request is no lesson, a
-misspelt taught verb is that verb, and an item put down only to be picked up again is not part of the plan. The model is scripted
-(exact answers); what the real model does is measured by `situated eval sandbox` and
+misspelt taught verb is that verb, and an item put down only to be picked up again is not part of the plan. The
+model is scripted (exact answers); what the real model does is measured by `situated eval sandbox` and
 `benchmarks/sandbox_word_probe.py`."""
 
 from __future__ import annotations

@@ -445,7 +445,7 @@ class SandboxSession:
             named = isinstance(again.answer, PlannedCalls) and items & {
                 str(a) for c in (*again.answer.calls, *again.answer.goal) for a in c.args}
             if not named and not answer.objects:
-                return self._no_lesson(request, answer, again, state)
+                return self._no_lesson(request, answer, again)
             if not named:
                 return reply
         read = " names no action and corrects the last one" if word == NO_ACTION else f"'s action is {word!r}"
@@ -453,8 +453,7 @@ class SandboxSession:
                            "answer": again.raw})
         return again
 
-    def _no_lesson(self, request: str, answer: UnknownBehaviour, again: PlannerReply,
-                   state: TableState) -> PlannerReply:
+    def _no_lesson(self, request: str, answer: UnknownBehaviour, again: PlannerReply) -> PlannerReply:
         """An unknown behaviour about no object, in words the action question finds to name no action ("Good
         morning! We're getting party favours ready for my class today": `good`; "hi robot!!! can u gimme the toy
         car": `hi`), is no lesson: a greeting or talk. The calls asked for instead stand when their goal moves
