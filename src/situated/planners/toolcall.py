@@ -1019,6 +1019,13 @@ class ToolCallPlanner:
         """The in-context examples, made from the API the system prompt was written with."""
         return example_exchanges(*self._base(space, objects, memory), containers, self.motions)
 
+    def call_words(self, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory,
+                   containers: Iterable[str] = ()) -> frozenset[str]:
+        """Words the prompt itself answers with calls: those of the example requests answered with calls
+        (`shown_words`) and the seed skills' first documentation words (`doc_verbs`), objects' words aside."""
+        return (shown_words(self.examples(space, objects, memory, containers)) | doc_verbs(space)) - {
+            w for o in objects for w in o.name.split("_")}
+
     def plan(self, utterance: str, space: ActionSpace, objects: Sequence[ObjectEntry], memory: Memory, *,
              containers: Iterable[str] = (), state: TableState | None = None,
              feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False,
@@ -1062,8 +1069,7 @@ class ToolCallPlanner:
             offered = ActionSpace(tuple(a for a in space.actions if a.name not in set(exclude)), space.objects)
         value, usage = self._ask(messages, answer_schema(offered, objects, **allow, behaviour_name=behaviour_name))
         answer = read_answer(value, space, objects)
-        composed = (shown_words(self.examples(space, objects, memory, containers)) | doc_verbs(space)) - {
-            w for o in objects for w in o.name.split("_")}
+        composed = self.call_words(space, objects, memory, containers)
         things: set[str] = set()  # unknown-object names refused (a known thing, a slip of one, or never said)
         for _ in range(len(allow)):
             if isinstance(answer, UnknownBehaviour) and (call := _call_of(answer, space)) is not None:

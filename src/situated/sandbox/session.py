@@ -55,13 +55,11 @@ from ..planners.toolcall import (
     alike_said,
     answer_of_calls,
     as_said,
-    doc_verbs,
     goal_answer,
     grounded,
     names_known,
     said,
     said_words,
-    shown_words,
     turn_context,
     verb_said,
 )
@@ -458,10 +456,8 @@ class SandboxSession:
         morning! We're getting party favours ready for my class today": `good`; "hi robot!!! can u gimme the toy
         car": `hi`), is no lesson: a greeting or talk. The calls asked for instead stand when their goal moves
         items the request names; otherwise nothing is planned (no calls: the person is asked what to do)."""
-        table = self.table()
-        goal = again.answer.goal if isinstance(again.answer, PlannedCalls) else ()
-        if goal and not all(table.holds(c) for c in goal) and all(
-                _heard(str(c.args[0]), request, table, answer.name) for c in goal):
+        if isinstance(again.answer, PlannedCalls) and self._named(again.answer.goal, request, answer.name,
+                                                                   self.table(), held=True):
             self._log("note", {"text": f"unknown behaviour {answer.name}: the request names no action, and its "
                                        "calls move what it names, as the model read it", "answer": again.raw})
             return again
@@ -498,10 +494,8 @@ class SandboxSession:
         again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
                                   state=state, lesson=True)
         self._used(again.usage, "plan")
-        goal = again.answer.goal if isinstance(again.answer, PlannedCalls) else ()
-        if not goal or all(table.holds(c) for c in goal) or not all(
-                _heard(str(c.args[0]), request, table, answer.name)
-                and all(said(str(a), request, answer.name) for a in c.args[1:]) for c in goal):
+        if not isinstance(again.answer, PlannedCalls) or not self._named(again.answer.goal, request, answer.name,
+                                                                          table, held=True):
             return reply
         self._log("note", {"text": f"unknown behaviour {answer.name}: something the skills do, as the model read it",
                            "answer": again.raw})
@@ -533,8 +527,7 @@ class SandboxSession:
                                    "proposed": [call_text(c) for c in answer.calls]})
                 return again
             return reply
-        examples = self.planner.examples(self.space, self.objects, self.memory, containers_of(self.env))
-        if (word in doc_verbs(self.space) or word in shown_words(examples)
+        if (word in self.planner.call_words(self.space, self.objects, self.memory, containers_of(self.env))
                 or names_known(word, [a.name for a in self.space.actions]) or self._name_problem(word, "behaviour")):
             return reply
         item = str(core[0].args[0])
@@ -652,14 +645,14 @@ class SandboxSession:
         return False
 
     @staticmethod
-    def _named(goal: Sequence[Condition], request: str, verb: str, table: TableCopy) -> bool:
-        """Whether a goal moves only items the request names (or the one in the gripper) to places it names,
-        none named only by the words of `verb`, and is not true already."""
+    def _named(goal: Sequence[Condition], request: str, verb: str, table: TableCopy, held: bool = False) -> bool:
+        """Whether a goal moves only items the request names (or the one in the gripper) to places it names (or,
+        with `held`, into the gripper), none named only by the words of `verb`, and is not true already."""
         if not goal or all(table.holds(c) for c in goal):
             return False
         for c in goal:
             names = [str(a) for a in c.args]
-            if c.kind == "holds" or not all(_heard(n, request, table, verb) for n in names[:1]):
+            if (c.kind == "holds" and not held) or not all(_heard(n, request, table, verb) for n in names[:1]):
                 return False
             if not all(said(n, request, verb) for n in names[1:]):
                 return False
