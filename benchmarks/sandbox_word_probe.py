@@ -2,11 +2,12 @@
 misheard or described ("the bole", "the little duck"), a thing to point at, or part of the action; is the
 person giving a known object that word as a new name; which word of a request names its action ("yo can u grab
 the banana": grab); do a lesson's first words give a step or only talk about the lesson; and does a verb ask for
-what the seed skills do ("give me the duck") or name a behaviour to teach ("stash the pear")? Each case is asked
-once, greedily, with the real model.
+what the seed skills do ("give me the duck") or name a behaviour to teach ("stash the pear"); is a verb a taught
+behaviour misheard ("surf" for a taught `serve`); do words about no object ask for something or only talk?
+Each case is asked once, greedily, with the real model.
 
     PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
-        [--only word,naming,action,start,verb]
+        [--only word,naming,action,start,verb,slip,request]
 
 Prints one line per case (ok / BAD), a count per question and, last, one JSON line.
 """
@@ -114,6 +115,28 @@ VERB_CASES = (
     ("bin the bottle", "bin", "new"), ("stage the cube", "stage", "new"), ("archive the soup can", "archive", "new"),
     ("quarantine the cube", "quarantine", "new"), ("present the banana", "present", "new"),
     ("commit the candy", "commit", "new"), ("sort the fruit", "sort", "new"), ("store the bottle", "store", "new"),
+    # the word found may be what the person will do themselves, not the robot
+    ("pass me the pear, I'm hungry and want to eat it", "eat", "known"),
+    ("hand me the ball so I can throw it", "throw", "known"), ("give me the bottle, I need a drink", "drink", "known"),
+    ("could you get me the toy car, my son wants to play", "play", "known"),
+    ("wrap the candy, she will eat it later", "eat", "new"),
+    ("stash the duck so the kids can't find it", "find", "new"),
+)
+# (the person's words about no object, answer: "request" or "talk")
+REQUEST_CASES = (
+    ("wave at me", "request"), ("tidy up the table", "request"), ("do a little spin", "request"),
+    ("clean up, please", "request"), ("sort everything", "request"), ("show me a bow", "request"),
+    ("I've got a dinner party to set up, so let's be quick", "talk"), ("practice makes perfect, my coach said", "talk"),
+    ("we're packing for the holidays today", "talk"), ("haha you're funny", "talk"),
+    ("my daughter is turning five tomorrow", "talk"), ("slow and steady wins the race", "talk"),
+)
+# (request, its verb, taught behaviours whose names sound like it, answer: one of them or "new")
+SLIP_CASES = (
+    ("surf the banana", "surf", ("serve",), "serve"), ("park the duck", "park", ("pack",), "new"),
+    ("now stosh the ball", "stosh", ("stash",), "stash"), ("rap the candy", "rap", ("wrap",), "wrap"),
+    ("pak the pear", "pak", ("pack",), "pack"), ("stack the cube", "stack", ("stash",), "new"),
+    ("sore the bottle", "sore", ("store",), "store"), ("sort the apple", "sort", ("store",), "new"),
+    ("hide the candy", "hide", ("head",), "new"), ("tuk the duck in", "tuk", ("tuck",), "tuck"),
 )
 # (behaviour being taught, the person's words before any step, answer: "talk" or "step")
 START_CASES = (
@@ -141,13 +164,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--only", default="word,naming,action,start,verb", help="the questions to probe (comma list)")
+    parser.add_argument("--only", default="word,naming,action,start,verb,slip,request",
+                        help="the questions to probe (comma list)")
     args = parser.parse_args()
     opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
     planner = ToolCallPlanner(load(args.model, **opts))
     results: dict[str, dict[str, float]] = {}
     for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES), ("action", ACTION_CASES),
-                            ("start", START_CASES), ("verb", VERB_CASES)):
+                            ("start", START_CASES), ("verb", VERB_CASES), ("slip", SLIP_CASES),
+                            ("request", REQUEST_CASES)):
         if question not in args.only.split(","):
             continue
         right, start = 0, time.perf_counter()
@@ -164,6 +189,12 @@ def main() -> None:
             elif question == "verb":
                 request, word, want = case
                 got = "new" if planner.verb_is_new(word, request)[0] else "known"
+            elif question == "request":
+                (request, want), word = case, ""
+                got = "talk" if planner.only_talk(request)[0] else "request"
+            elif question == "slip":
+                request, word, taught, want = case
+                got = planner.taught_verb(word, request, taught)[0] or "new"
             else:
                 word, request, want = case
                 got = "talk" if planner.lesson_talk(word, request)[0] else "step"

@@ -292,3 +292,12 @@ def test_a_word_that_sounds_like_an_item_the_calls_leave_out_is_heard_as_that_it
     finally:
         world.close()
 
+
+
+def test_an_unknown_object_named_by_a_known_one_described_is_that_object(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_object": "rubber_ducky"}, answer([("duck", "tray")], *PUT_DUCK)])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say("let's put the rubber ducky in the tray")
+        assert reply.kind == "plan" and s.pending_object is None
+        assert "unknown_object" not in str(llm.calls[-1]["schema"])    # asked again without that answer form
+        assert s.confirm().say == "Done." and s.check("'duck' in 'tray'")

@@ -136,3 +136,89 @@ def test_a_misspelt_taught_verb_planned_as_a_pickup_is_asked_again_as_taught(fre
         assert shown.plan.calls == (Call("park", ("ball",)),)
         assert llm.calls[-1]["messages"][-1]["content"].endswith("Request: park the ball")   # asked as taught
         assert s.confirm().say == "Done." and s.check("'ball' in 'tray'")
+
+
+def test_a_misheard_taught_verb_is_that_verb_when_the_model_reads_it_so(fresh: TabletopEnv, tmp_path) -> None:
+    put = answer_calls([("pickup", {"obj": "duck"}), ("goto", {"obj": "tray"}), ("release", {})])
+    llm = ScriptedLLM([{"unknown_behaviour": "serve", "objects": ["DUCK"]}, {"action": "serve"}, {"is": "other"},
+                       {"goal": answer_goal([("duck", "tray")]), "calls": put},
+                       {"name": "serve", "params": ["item"], "doc": "Put the item in the tray."},
+                       {"unknown_behaviour": "surf", "objects": ["BALL"]}, {"action": "surf"}, {"is": "other"},
+                       {"is": "serve"}, {"goal": answer_goal([("ball", "tray")]), "calls": ["serve(BALL)"]},
+                       {"unknown_behaviour": "surf", "objects": ["CUBE"]}, {"action": "surf"}, {"is": "other"},
+                       {"is": "new"}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("serve the duck").kind == "teach"
+        s.say("put the duck in the tray")
+        s.confirm()
+        assert s.say("that's it").kind == "taught"
+        shown = s.say("surf the ball")                  # speech-to-text's "surf": the taught serve, as read
+        assert shown.kind == "plan" and shown.plan.calls == (Call("serve", ("ball",)),)
+        assert llm.calls[-1]["messages"][-1]["content"].endswith("Request: serve the ball")
+        assert s.confirm().say == "Done." and s.check("'ball' in 'tray'")
+        # the same sound read as a new verb: its lesson begins
+        assert s.say("surf the cube").kind == "teach" and s.teaching.name == "surf"
+
+
+def test_an_unknown_object_that_is_the_requests_verb_starts_a_lesson(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_object": "plate"}, {"word": "plate", "is": "thing"},
+                       {"word": "plate", "is": "thing"}, {"action": "plate"},
+                       {"unknown_behaviour": "plate", "objects": ["DUCK"]}, {"is": "other"}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say("Plate the duck.")
+        assert reply.kind == "teach" and s.pending_object is None
+        assert s.teaching.name == "plate" and s.teaching.objects == ("duck",)
+
+
+def test_a_taught_verb_used_on_a_new_item_is_not_run_on_the_lessons_item(fresh: TabletopEnv, tmp_path) -> None:
+    put = answer_calls([("pickup", {"obj": "duck"}), ("goto", {"obj": "tray"}), ("release", {})])
+    stow_duck = {"goal": answer_goal([("duck", "tray")]), "calls": ["stow(DUCK)"]}
+    llm = ScriptedLLM([{"unknown_behaviour": "stow", "objects": ["DUCK"]}, {"action": "stow"}, {"is": "other"},
+                       {"goal": answer_goal([("duck", "tray")]), "calls": put},
+                       {"name": "stow", "params": ["item"], "doc": "Put the item in the tray."},
+                       stow_duck, stow_duck])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("stow the duck").kind == "teach"
+        s.say("put the duck in the tray")
+        s.confirm()
+        assert s.say("that's it").kind == "taught"
+        shown = s.say("can you stow the ball too?")    # the model, asked twice, kept the lesson's duck
+        assert shown.kind == "plan" and shown.plan.calls == (Call("stow", ("ball",)),)
+        assert s.confirm().say == "Done." and s.check("'ball' in 'tray'") and s.check("'duck' in 'tray'")
+
+
+def test_calls_kept_on_an_unnamed_item_when_one_is_held_are_for_the_held_one(fresh: TabletopEnv, tmp_path) -> None:
+    ball_out = {"goal": answer_goal([("ball", "table")]),
+                "calls": answer_calls([("pickup", {"obj": "ball"}), ("goto", {"obj": "table"}), ("release", {})])}
+    llm = ScriptedLLM([PICKUP_DUCK, {"action": "take"}, ball_out, ball_out])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("take the duck in your hand")
+        assert s.confirm().execution.ok and s.check("'duck' in 'hands'")
+        shown = s.say("now put him on the table again")   # answered twice with the ball, which nobody named
+        assert shown.kind == "plan" and "ball" not in shown.plan.text
+        assert s.confirm().execution.ok and s.check("'duck' on 'table'") and s.check("'ball' on 'table'")
+
+
+def test_talk_about_no_object_read_as_talk_starts_no_lesson(fresh: TabletopEnv, tmp_path) -> None:
+    go_home = {"goal": [], "calls": answer_calls([("go_home", {})])}
+    llm = ScriptedLLM([{"unknown_behaviour": "measure", "objects": []}, {"action": "measure"}, {"is": "other"},
+                       {"is": "talk"}, go_home,
+                       {"unknown_behaviour": "wave", "objects": []}, {"action": "wave"}, {"is": "other"},
+                       {"is": "request"}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say("Measure twice, cut once, that's what my old man used to say.")
+        assert reply.kind == "notice" and s.teaching is None and s.pending is None
+        assert s.say("wave at me").kind == "teach" and s.teaching.name == "wave"   # a request: its lesson begins
+
+
+def test_calls_that_name_no_object_are_not_searched_into_a_pickup(fresh: TabletopEnv, tmp_path) -> None:
+    put = {"goal": answer_goal([("duck", "tray")]),
+           "calls": answer_calls([("pickup", {"obj": "duck"}), ("goto", {"obj": "tray"}), ("release", {})])}
+    llm = ScriptedLLM([put, {"goal": answer_goal([("duck", "gripper")]), "calls": answer_calls([("release", {})])}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("put the duck in the tray")
+        assert s.confirm().execution.ok and s.check("'duck' in 'tray'")
+        shown = s.say("and you open the hand")       # stated as the duck in the gripper: the model's guess
+        assert shown.kind == "plan" and shown.plan.text == "release()\n"
+        s.confirm()
+        assert s.check("'duck' in 'tray'") and not s.check("'duck' in 'hands'")

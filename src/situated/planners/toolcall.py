@@ -41,8 +41,10 @@ from ..program import DANGEROUS_NAMES, Call, Condition
 from .action_word import action_messages, action_schema
 from .lesson_end import LESSON_SCHEMA, START_SCHEMA, lesson_messages, start_messages
 from .naming import naming_messages, naming_schema
+from .request_kind import REQUEST_SCHEMA, request_messages
 from .verb_kind import NEW as NEW_VERB
 from .verb_kind import VERB_SCHEMA, verb_messages
+from .verb_slip import slip_verb_messages, slip_verb_schema
 
 WORD_PATTERN = "^[a-z][a-z0-9_]{0,39}$"
 """A new behaviour's or object's name as the model may write it (snake_case, at most 40 characters)."""
@@ -602,6 +604,13 @@ def names_known(name: str, known: Iterable[str], *, parts: bool = True) -> bool:
     return False
 
 
+def _head_known(name: str, objects: Sequence[str]) -> bool:
+    """Whether an unknown object's name of several words ends in a known object's name, or a slip of one: the
+    known object described ("rubber_ducky" for the DUCK, "tennis_ball" for the BALL), not a new thing."""
+    parts = name.split("_")
+    return len(parts) > 1 and (names_known(parts[-1], objects, parts=False) or misheard(parts[-1], objects))
+
+
 def misheard(name: str, objects: Iterable[str], *, parts: bool = True, alike: bool = True) -> bool:
     """Whether a name in the model's unknown answer is a speech-to-text slip of a known object's name: within
     `_close`'s edits of the whole name or (with `parts`) of one of its words of four letters or more, or sounding
@@ -1079,7 +1088,8 @@ class ToolCallPlanner:
                 break
             if isinstance(answer, UnknownObject) and (
                     names_known(answer.name, [*(o.name for o in objects), *GRIPPER_NAMES]) or answer.name in space
-                    or misheard(answer.name, [o.name for o in objects]) or not grounded(answer.name, utterance)):
+                    or misheard(answer.name, [o.name for o in objects]) or not grounded(answer.name, utterance)
+                    or _head_known(answer.name, [o.name for o in objects])):
                 allow["unknown_object"] = False
                 things.add(answer.name)
             elif isinstance(answer, UnknownBehaviour | UnknownSkill) and names_known(answer.name, space.names,
@@ -1178,6 +1188,22 @@ class ToolCallPlanner:
         taught, rather than something the seed skills do as they are ("give me the cup")? False when the backend
         fails or answers out of form: the first answer stands."""
         return self._is(verb_messages(verb, utterance), VERB_SCHEMA, NEW_VERB)
+
+    def only_talk(self, utterance: str) -> tuple[bool, Usage]:
+        """The request question (`request_kind`): do the person's words only talk, asking the robot nothing? False
+        when the backend fails or answers out of form: the words are read as a request, as before."""
+        return self._is(request_messages(utterance), REQUEST_SCHEMA, "talk")
+
+    def taught_verb(self, verb: str, utterance: str, taught: Sequence[str]) -> tuple[str | None, Usage]:
+        """The misheard-verb question (`verb_slip`): is the word `verb` of `utterance` one of the `taught`
+        behaviours, misheard or misspelt? Its name, or None (a new behaviour; also when the backend fails or
+        answers out of form: the lesson begins as before)."""
+        try:
+            value, usage = self._ask(slip_verb_messages(verb, utterance, taught), slip_verb_schema(taught))
+        except BackendError:
+            return None, Usage(calls=1)
+        name = value.get("is") if isinstance(value, dict) else None
+        return (name if isinstance(name, str) and name in taught else None), usage
 
     def lesson_over(self, name: str, utterance: str) -> tuple[bool, Usage]:
         """The lesson side question (`lesson_end`): do the person's words say the lesson of `name` is over rather

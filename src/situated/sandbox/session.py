@@ -28,6 +28,7 @@ printed), so a terminal console, a script runner and a web page drive it alike:
 
 from __future__ import annotations
 
+import itertools
 import keyword
 import re
 from collections.abc import Sequence
@@ -57,6 +58,7 @@ from ..planners.toolcall import (
     as_said,
     goal_answer,
     grounded,
+    misheard,
     names_known,
     said,
     said_words,
@@ -261,8 +263,7 @@ class SandboxSession:
         self._used(reply.usage, "plan")
         kind = None   # an unknown object's word: part of the action, a known object misheard, or a thing
         if self.teachable and isinstance(reply.answer, UnknownObject):
-            kind, usage = self.planner.word_kind(reply.answer.name, request, self.objects)
-            self._used(usage, "word")
+            kind = self._word_kind(reply.answer.name, request)
             # a new name for an object the request names; never a word that is part of the action ("I'd like to
             # teach you a new word: serve. Let me walk you through serving the apple" named the apple `serve`)
             if kind != "action" and request == utterance and (
@@ -274,6 +275,10 @@ class SandboxSession:
                 return Reply("notice", "I'm listening. What would you like me to do?")
             reply = self._asked_nothing(request, reply, table, state)
             reply = self._unfamiliar_verb(request, reply, table, state)
+            reply = self._taught_misheard(request, reply, state)
+            reply = self._talk_only(request, reply, state)
+            if isinstance(reply.answer, PlannedCalls) and not reply.answer.calls:   # talk, no request
+                return Reply("notice", "I'm listening. What would you like me to do?")
         reply = self._other_items(request, reply, table, state)
         reply = self._unreferred(request, reply, state, table.held)
         if isinstance(reply.answer, PlannedCalls) and (meant := meant_place(reply.answer, request, table)) is not None:
@@ -391,8 +396,7 @@ class SandboxSession:
                                 again.announces)
         if isinstance(answer, UnknownObject):
             if kind is None:
-                kind, usage = self.planner.word_kind(answer.name, request, self.objects)
-                self._used(usage, "word")
+                kind = self._word_kind(answer.name, request)
             if kind == "thing":
                 return reply
             again = self.planner.plan(request, self.space, self.objects, self.memory,
@@ -451,6 +455,23 @@ class SandboxSession:
                            "answer": again.raw})
         return again
 
+    def _talk_only(self, request: str, reply: PlannerReply, state: TableState) -> PlannerReply:
+        """An unknown behaviour about no object, outside a lesson, in words the request question
+        (`planners/request_kind.py`) reads as talk ("I've got a patient's lunch to set up": `set`; "Measure twice,
+        cut once": `measure`), is no lesson (`_no_lesson`): the calls asked for instead stand if they move what
+        the words name, else nothing is planned."""
+        answer = reply.answer
+        if not isinstance(answer, UnknownBehaviour) or answer.objects or self.teaching is not None:
+            return reply
+        talk, usage = self.planner.only_talk(request)
+        self._used(usage, "word")
+        if not talk:
+            return reply
+        again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
+                                  state=state, lesson=True)
+        self._used(again.usage, "plan")
+        return self._no_lesson(request, answer, again)
+
     def _no_lesson(self, request: str, answer: UnknownBehaviour, again: PlannerReply) -> PlannerReply:
         """An unknown behaviour about no object, in words the action question finds to name no action ("Good
         morning! We're getting party favours ready for my class today": `good`; "hi robot!!! can u gimme the toy
@@ -464,6 +485,19 @@ class SandboxSession:
         self._log("note", {"text": f"unknown behaviour {answer.name}: the request names no action nor object, as "
                                    "the model read it: no lesson"})
         return replace(again, answer=PlannedCalls(()), raw={"goal": [], "calls": []})
+
+    def _word_kind(self, name: str, request: str) -> str:
+        """What an unknown object's word is to the person (`ToolCallPlanner.word_kind`): part of the action, a
+        known object misheard, talk, or a thing to point at. A "thing" that the action question finds to be the
+        request's verb ("Plate the strawberry", "Eighty-six the banana") is part of the action: the two side
+        questions read the word apart, and the one that reads the whole request for its verb decides."""
+        kind, usage = self.planner.word_kind(name, request, self.objects)
+        self._used(usage, "word")
+        if kind == "thing" and (word := self._action_of(request)) not in (None, NO_ACTION) and \
+                word in name.split("_"):
+            self._log("note", {"text": f"{name!r} is the request's verb, as the model read it"})
+            return "action"
+        return kind
 
     def _action_of(self, request: str) -> str | None:
         """The action side question's answer for `request`, asked once per request."""
@@ -539,6 +573,32 @@ class SandboxSession:
         return replace(reply, answer=UnknownBehaviour(word, (item,)),
                        raw={"unknown_behaviour": word, "objects": [member]})
 
+    def _taught_misheard(self, request: str, reply: PlannerReply, state: TableState) -> PlannerReply:
+        """An unknown behaviour about to start a lesson whose verb, as said, sounds like a taught behaviour's name
+        ("surf the banana" after `serve` was taught; `misheard`, by sound class) is asked about: if the model
+        reads it as that behaviour misheard (`planners/verb_slip.py`), the request is planned again with the
+        verb as taught, and those calls stand if they call it."""
+        answer = reply.answer
+        if not isinstance(answer, UnknownBehaviour) or self.teaching is not None or "_" in answer.name:
+            return reply
+        word = as_said(answer.name, request)
+        taught = [a.name for a in self.space.actions if isinstance(a, Behaviour) and a.name != word]
+        near = [t for t in taught if misheard(word, [t], parts=False, alike=False)]
+        if not near or not grounded(word, request):
+            return reply
+        slip, usage = self.planner.taught_verb(word, request, near)
+        self._used(usage, "verb")
+        if slip is None:
+            return reply
+        again = self.planner.plan(_heard_as(request, [word], slip), self.space, self.objects, self.memory,
+                                  containers=containers_of(self.env), state=state)
+        self._used(again.usage, "plan")
+        if not isinstance(again.answer, PlannedCalls) or not any(c.action == slip for c in again.answer.calls):
+            return reply
+        self._log("note", {"text": f"{word!r} is the taught {slip}, misheard, as the model read it",
+                           "proposed": [answer.name]})
+        return again
+
     def _asked_nothing(self, request: str, reply: PlannerReply, table: TableCopy, state: TableState) -> PlannerReply:
         """Calls whose stated goal is all so already, that move nothing and name none of the goal's items ask for
         nothing: a person does not ask for what is so. The model is told so and answers again, now also free to
@@ -578,6 +638,8 @@ class SandboxSession:
         named = {o.name: said_words(o.name, request) or alike_said(o.name, request)
                  for o in self.objects if o.kind == "item" and o.name not in about}
         named = {name: words for name, words in named.items() if words}
+        if len(named) > 1:  # "can you hide the apple too": the APPLE, not the SOUP_CAN ("can") nor TOY_CAR ("too")
+            named = {name: words for name, words in named.items() if _fully_said(name, request)}
         if len(named) != 1:
             return reply
         [(item, words)] = named.items()
@@ -586,7 +648,15 @@ class SandboxSession:
                                   state=state, lesson=self.teaching is not None, teaching=self.teachable)
         self._used(again.usage, "plan")
         if not isinstance(again.answer, PlannedCalls) or item not in {str(c.args[0]) for c in again.answer.goal}:
-            return reply
+            if len(about) != 1 or (swapped := _swapped(answer, next(iter(about)), item)) is None:
+                return reply
+            # asked twice, the model kept the other item (measured: "Can you hide the apple too?" right after the
+            # lesson of hide on the pear, answered hide('pear') both times): the one item swapped for the one named
+            self._log("note", {"text": f"the calls were about the {_words(next(iter(about)))}, which the request "
+                                       f"does not name: planned for the {_words(item)} it names",
+                               "proposed": [call_text(c) for c in answer.calls],
+                               "goal": [condition_text(c) for c in answer.goal]})
+            return replace(reply, answer=swapped, raw=answer_of_calls(swapped.calls, swapped.goal))
         self._log("note", {"text": f"asked again as {heard!r}: the request names the {_words(item)}, the calls "
                                    f"did not", "proposed": [call_text(c) for c in answer.calls],
                            "goal": [condition_text(c) for c in answer.goal]})
@@ -618,6 +688,17 @@ class SandboxSession:
         self._used(again.usage, "plan")
         if not isinstance(again.answer, PlannedCalls):
             return reply
+        still = {str(c.args[0]) for c in again.answer.goal}
+        if (held is not None and not named and len(about) == 1 and still and still <= about
+                and (swapped := _swapped(answer, next(iter(about)), held)) is not None):
+            # asked twice, the model kept an item the request never names, while it names none and the gripper
+            # holds one ("Now put him on the table again" with the banana in hand, answered with the apple): the
+            # item meant is the held one
+            self._log("note", {"text": f"calls about {them}, which the request does not name, planned for the "
+                                       f"{_words(held)} in the gripper",
+                               "proposed": [call_text(c) for c in answer.calls],
+                               "goal": [condition_text(c) for c in answer.goal]})
+            return replace(reply, answer=swapped, raw=answer_of_calls(swapped.calls, swapped.goal))
         self._log("note", {"text": f"calls about {them}, which the request does not name, asked again",
                            "proposed": [call_text(c) for c in answer.calls],
                            "goal": [condition_text(c) for c in answer.goal]})
@@ -784,6 +865,14 @@ class SandboxSession:
         if trial.ok and self._said_where(request, table, calls, done, trial.unmet):
             self._log("note", {"text": f"calls kept: the request names what they use, not where "
                                        f"{unmet_text(trial.unmet)} puts it", **proposed})
+            return calls, done, ""
+        if trial.ok and not any(c.args for c in calls) and not any(
+                _heard(str(c.args[0]), request, table) for c in trial.unmet):
+            # calls that name no object ("And you open the hand" planned release(), stated as `STRAWBERRY in
+            # GRIPPER` with the strawberry already in the bowl): a goal about an item the request never names is
+            # the model's guess, and a search for it would plan a pickup nobody asked for
+            self._log("note", {"text": f"calls kept: they name no object, and the request does not name what "
+                                       f"{unmet_text(trial.unmet)} is about", **proposed})
             return calls, done, ""
         why = trial.failed or f"it would not make {unmet_text(trial.unmet)}"
         named = [str(a) for c in calls for a in c.args]
@@ -1312,6 +1401,23 @@ def _heard_as(request: str, words: Sequence[str], name: str) -> str:
     for word in dict.fromkeys(words):
         request = re.sub(rf"\b{re.escape(word)}\b", _words(name), request, flags=re.IGNORECASE)
     return request
+
+
+def _fully_said(name: str, request: str) -> bool:
+    """Whether every word of an object's name is a word of the request as spelt, or the name is two words of it
+    run together ("the apple", "the soup can", "the toycar"; not "can" alone for the SOUP_CAN)."""
+    words = re.findall(r"[a-z0-9]+", request.lower())
+    return all(part in words for part in name.split("_")) or name.replace("_", "") in words or any(
+        a + b == name.replace("_", "") for a, b in itertools.pairwise(words))
+
+
+def _swapped(answer: PlannedCalls, was: str, now: str) -> PlannedCalls | None:
+    """`answer` with the item `was` written as `now` in every call and goal condition; None if no call names it."""
+    if not any(str(a) == was for c in answer.calls for a in c.args):
+        return None
+    calls = tuple(replace(c, args=tuple(now if str(a) == was else a for a in c.args)) for c in answer.calls)
+    goal = tuple(replace(c, args=tuple(now if str(a) == was else a for a in c.args)) for c in answer.goal)
+    return PlannedCalls(calls, goal)
 
 
 def _so_already(holds: Sequence[Condition]) -> str:
