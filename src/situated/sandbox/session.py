@@ -271,14 +271,12 @@ class SandboxSession:
                 return named
         if self.teachable:
             reply = self._reread(request, reply, table, state, kind)
+            reply = self._talk_only(request, reply, state)
             if isinstance(reply.answer, PlannedCalls) and not reply.answer.calls:   # talk, no request (_no_lesson)
                 return Reply("notice", "I'm listening. What would you like me to do?")
             reply = self._asked_nothing(request, reply, table, state)
             reply = self._unfamiliar_verb(request, reply, table, state)
             reply = self._taught_misheard(request, reply, state)
-            reply = self._talk_only(request, reply, state)
-            if isinstance(reply.answer, PlannedCalls) and not reply.answer.calls:   # talk, no request
-                return Reply("notice", "I'm listening. What would you like me to do?")
         reply = self._other_items(request, reply, table, state)
         reply = self._unreferred(request, reply, state, table.held)
         if isinstance(reply.answer, PlannedCalls) and (meant := meant_place(reply.answer, request, table)) is not None:
