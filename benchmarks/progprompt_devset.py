@@ -12,7 +12,8 @@ repairs, goals (0|1), plan-tokens, scene (0|1: examples naming the fewest object
 pre (0|1: a failing call's missing steps searched for before the model rewrites it, `--preconditions`) and
 keep (0|1: that search only where the model's rewrite would give the task step up, `--keep-steps`) and
 rooms (0|1: a walk to the room written before each move into another room, `--room-walks`) and open (0|1:
-the search only for calls that fail for want of something opened, `--open-first`);
+the search only for calls that fail for want of something opened, `--open-first`) and done (0|1: a call whose
+effect already holds dropped, `--skip-done`);
 unset keys are 5 examples retrieved by MiniLM, 5 repairs, scene 0 (`eval progprompt`'s defaults before scene-first
 retrieval became one, so the earlier stores resume: name it with `scene=1`). `--temperature T` > 0
 samples every model call (seeded by run and prompt, so a rerun repeats it and runs differ); 0 is greedy. Each
@@ -58,7 +59,7 @@ METRICS = ("success", "gcr", "exec")
 LABELS = {"success": "SR", "gcr": "GCR", "exec": "Exec"}
 DEFAULTS: dict[str, Any] = {"examples": "retrieved", "k": None, "retriever": "minilm", "repairs": 5, "goals": False,
                             "plan-tokens": None, "scene": False, "pre": False, "keep": False,
-                            "rooms": False, "open": False}
+                            "rooms": False, "open": False, "done": False}
 """`eval progprompt`'s defaults when this was written, before `scene` (docs/progprompt.md); k: 5 retrieved, 3 fixed."""
 
 
@@ -79,13 +80,14 @@ class Candidate:
         return household_planner_factory(
             llm, plans, n_examples=self.k, max_repairs=s["repairs"], goals=s["goals"], plan_tokens=s["plan-tokens"],
             retriever=s["retriever"] if s["examples"] == "retrieved" else None, scene_examples=s["scene"],
-            preconditions=s["pre"], keep_steps=s["keep"], room_walks=s["rooms"], open_first=s["open"])
+            preconditions=s["pre"], keep_steps=s["keep"], room_walks=s["rooms"], open_first=s["open"],
+            skip_done=s["done"])
 
     def config(self) -> dict[str, Any]:
         """The settings as stored with the episodes (`scene` only when on, so earlier stores still resume)."""
         retriever = self.settings["retriever"] if self.settings["examples"] == "retrieved" else None
         config = {**self.settings, "k": self.k, "retriever": retriever}
-        for key in ("scene", "pre", "keep", "rooms", "open"):
+        for key in ("scene", "pre", "keep", "rooms", "open", "done"):
             if not config[key]:
                 del config[key]
         return config
@@ -109,11 +111,11 @@ def parse_candidate(text: str) -> Candidate:
 def _value(key: str, value: str, text: str) -> Any:
     choices = {"examples": ("retrieved", "fixed"), "retriever": ("minilm", "bm25"), "goals": ("0", "1"),
                "scene": ("0", "1"), "pre": ("0", "1"), "keep": ("0", "1"),
-               "rooms": ("0", "1"), "open": ("0", "1")}
+               "rooms": ("0", "1"), "open": ("0", "1"), "done": ("0", "1")}
     if key in choices:
         if value not in choices[key]:
             raise SituatedError(f"--candidate {text!r}: {key} must be {' or '.join(choices[key])}, not {value!r}")
-        return value == "1" if key in ("goals", "scene", "pre", "keep", "rooms", "open") else value
+        return value == "1" if key in ("goals", "scene", "pre", "keep", "rooms", "open", "done") else value
     if not value.isdigit() or (key != "repairs" and int(value) < 1):
         raise SituatedError(f"--candidate {text!r}: {key} must be a whole number{'' if key == 'repairs' else ' >= 1'}")
     return int(value)
@@ -237,9 +239,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0, help="grounding and sampling seed")
     parser.add_argument("--parts", default=",".join(PARTS), help="parts of the set: released,written,train")
     parser.add_argument("--limit", type=int, default=None, help="only every n-th task, about this many")
-    parser.add_argument("--offset", type=int, default=0, help=(
+    parser.add_argument("--offset", default="0", help=(
         "with --limit: the evenly spaced tasks shifted by this many places (--limit 20 --offset 2 gives 20 tasks "
-        "none of which --offset 0 has: choose on one, confirm on the other)"))
+        "none of which --offset 0 has: choose on one, confirm on the other); a comma list takes their union "
+        "(--offset 0,2: both halves)"))
     parser.add_argument("--out", type=Path, default=None, help="folder of the candidates' results stores")
     parser.add_argument("--prompts-only", action="store_true",
                         help="only count the prompts' absent objects and own plans (no model)")
@@ -250,10 +253,20 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.runs < 1 or (args.limit is not None and args.limit < 1) or (args.threads is not None and args.threads < 1):
         raise SituatedError("--runs, --limit and --threads must be >= 1")
-    if args.offset < 0:
-        raise SituatedError(f"--offset must be >= 0, got {args.offset}")
+    args.offset = _offsets(args.offset)
     check_temperature(args.temperature)
     return args
+
+
+def _offsets(text: str) -> tuple[int, ...]:
+    """`--offset`: one number or a comma list, each >= 0; SituatedError otherwise."""
+    try:
+        offsets = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise SituatedError(f"--offset must be a number or a comma list of numbers, not {text!r}") from None
+    if any(o < 0 for o in offsets):
+        raise SituatedError(f"--offset must be >= 0, got {text}")
+    return offsets
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -265,7 +278,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         whole = load_dev_set(args.data, args.written, parts=[p.strip() for p in args.parts.split(",") if p.strip()])
         dev = whole
         if args.limit is not None and args.limit < len(whole):
-            dev = [whole[(round(i * len(whole) / args.limit) + args.offset) % len(whole)] for i in range(args.limit)]
+            picked = dict.fromkeys((round(i * len(whole) / args.limit) + offset) % len(whole)
+                                   for offset in args.offset for i in range(args.limit))
+            dev = [whole[i] for i in picked]
         plans = load_example_plans(args.data / TRAIN_PLANS)
         if args.prompts_only:
             for candidate in candidates:

@@ -296,3 +296,63 @@ def test_a_grab_from_a_closed_container_gets_the_container_opened(examples: dict
     env.reset()
     trace = interpret(result.program, env)
     assert trace.attempted == trace.executed == 3 and "character HOLDS_RH clothesshirt" in env.conditions()
+
+
+def planned(task: HouseholdTask, answers: list, examples: dict[str, str], **levers):
+    llm = ScriptedLLM(list(answers))
+    planner = ProgPromptPlanner(llm, PROGPROMPT_SPACE, examples, max_repairs=3, **levers)
+    env = HouseholdEnv(task.initial_graph)
+    result = planner.plan(task.name, env.object_names(), affordances=env.object_properties(),
+                          verify=simulator_verifier(HouseholdEnv(task.initial_graph)))
+    env.reset()
+    return result, llm, env
+
+
+def test_skip_done_drops_a_call_whose_effect_holds_and_keeps_the_rest(examples: dict[str, str],
+                                                                      soap_task: HouseholdTask) -> None:
+    # the second grab of the held soap changes nothing: it goes, the model is not asked, the put still runs
+    twice = ("find('barsoap')\n\tgrab('barsoap')\n\tfind('bathroomcabinet')\n\tgrab('barsoap')\n"
+             "\topen('bathroomcabinet')\n\tputin('barsoap', 'bathroomcabinet')\n")
+    result, llm, env = planned(soap_task, [twice], examples, skip_done=True)
+    assert len(llm.calls) == 1
+    assert result.rejected == ("line 5: grab('barsoap'): grab barsoap: barsoap (id 34) is already grabbed; "
+                               "dropped: its effect holds",)
+    assert result.text.count("grab('barsoap')") == 1 and "putin('barsoap', 'bathroomcabinet')" in result.text
+    trace = interpret(result.program, env)
+    assert trace.attempted == trace.executed == 5 and "barsoap INSIDE bathroomcabinet" in env.conditions()
+    # without the lever the model is asked for a step in its place
+    result, llm, _ = planned(soap_task, [twice, ""], examples)
+    assert len(llm.calls) == 2 and "putin" not in result.text
+
+
+def test_skip_done_leaves_other_failures_to_the_model(examples: dict[str, str], soap_task: HouseholdTask) -> None:
+    result, llm, _ = planned(soap_task, [FORGETS_TO_WALK, "find('barsoap')\n", REST], examples, skip_done=True)
+    assert len(llm.calls) == 3 and result.rejected == (f"line 3: grab('barsoap'): {NOT_CLOSE}",)
+
+
+def test_a_checker_fix_inside_a_stopped_piece_is_written_on(examples: dict[str, str],
+                                                           soap_task: HouseholdTask) -> None:
+    # after a replacement the rest is written in pieces and stops at the held soap's second grab; the checker
+    # drops that grab, and the model writes on from the piece's end instead of the plan ending there
+    piece = ("grab('barsoap')\n\tfind('bathroomcabinet')\n\tgrab('barsoap')\n\topen('bathroomcabinet')\n\tput",
+             "length")
+    answers = [FORGETS_TO_WALK, "find('barsoap')\n", piece, "putin('barsoap', 'bathroomcabinet')\n"]
+    result, llm, env = planned(soap_task, answers, examples, skip_done=True)
+    assert len(llm.calls) == 4
+    assert llm.calls[3]["prompt"].endswith("\tfind('bathroomcabinet')\n\topen('bathroomcabinet')\n\t")
+    trace = interpret(result.program, env)
+    assert trace.first_failure is None and "barsoap INSIDE bathroomcabinet" in env.conditions()
+
+
+def test_skip_done_leaves_a_replacement_whose_effect_holds_to_the_model(examples: dict[str, str],
+                                                                         soap_task: HouseholdTask) -> None:
+    # the model answers the far cabinet's rejected open with a second grab of the held soap: dropping it would
+    # give the open up, so the model is asked again there, as without the lever
+    far = "find('barsoap')\n\tgrab('barsoap')\n\topen('bathroomcabinet')\n"
+    rest = "open('bathroomcabinet')\n\tputin('barsoap', 'bathroomcabinet')\n"
+    answers = [far, "grab('barsoap')\n", "", "find('bathroomcabinet')\n", rest]
+    result, llm, env = planned(soap_task, answers, examples, skip_done=True)
+    assert not any("dropped" in r for r in result.rejected)
+    assert len(llm.calls) == 5 and "find('bathroomcabinet')" in result.text
+    interpret(result.program, env)
+    assert "barsoap INSIDE bathroomcabinet" in env.conditions()

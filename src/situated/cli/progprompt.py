@@ -145,6 +145,10 @@ OpenFirstOpt = Annotated[bool, Option("--open-first/--no-open-first", help=(
     "Grounded decoding: a call that fails for want of something opened (a closed container to put into or take "
     "out of) gets the steps that open it written before it, as --preconditions does for every failure. On by "
     "default (chosen on the development set)."))]
+SkipDoneOpt = Annotated[bool, Option("--skip-done/--no-skip-done", help=(
+    "Grounded decoding: a call whose effect already holds on the private copy (grabbing what is held, opening "
+    "what is open) is dropped and the rest of the plan kept as written, instead of asking the model for another "
+    "step there."))]
 RoomWalksOpt = Annotated[bool, Option("--room-walks/--no-room-walks", help=(
     "Grounded decoding: before each move into another room, write a walk to that room (ProgPrompt's plans go room "
     "by room; VirtualHome leaves what the character carries in the room it walked out of). On by default."))]
@@ -171,7 +175,7 @@ def eval_progprompt(
     ablation: AblationOpt = "full", examples: ExamplesOpt = None, k: KOpt = None, retriever: RetrieverOpt = "minilm",
     goals: GoalsOpt = False, scene_examples: SceneExamplesOpt = None, preconditions: PreconditionsOpt = False,
     keep_steps: KeepStepsOpt = False, room_walks: RoomWalksOpt = True, open_first: OpenFirstOpt = True,
-    plan_tokens: PlanTokensOpt = None,
+    skip_done: SkipDoneOpt = False, plan_tokens: PlanTokensOpt = None,
     examples_file: ExamplesFileOpt = None,
     assert_check: AssertCheckOpt = "symbolic", replan: ReplanOpt = 0, repairs: RepairsOpt = DEFAULT_REPAIRS,
     no_grammar: NoGrammarOpt = False, langprompt: LangPromptOpt = False, cassette: CassetteOpt = None,

@@ -20,14 +20,14 @@ def household_planner_factory(llm: LLM, examples: Mapping[str, str], *, n_exampl
                               goals: bool = False, plan_tokens: int | None = None,
                               scene_examples: bool = False, preconditions: bool = False,
                               keep_steps: bool = False, room_walks: bool = False,
-                              open_first: bool = False) -> Callable[[], Planner]:
+                              open_first: bool = False, skip_done: bool = False) -> Callable[[], Planner]:
     """A factory of ProgPrompt (or LangPrompt) planners; builds one at once so bad settings fail early. With
     `retriever` (minilm or bm25) the examples are the `n_examples` plans nearest to each task, the retriever
     loaded once and shared by the planners. `scene_examples`: examples naming fewer objects the scene lacks first;
     `preconditions`: a failing call's missing steps are searched for before the model rewrites it; `keep_steps`:
     only where the model's rewrite would give the task step up; `room_walks`: a walk to the room is written
     before each move into another room; `open_first`: the search only for calls that fail for want of
-    something opened."""
+    something opened; `skip_done`: a call whose effect already holds is dropped, the rest kept as written."""
     if ablation not in ABLATIONS:
         raise SituatedError(f"--ablation must be one of {', '.join(ABLATIONS)}, not {ablation!r}")
     if max_repairs < 0:
@@ -42,7 +42,8 @@ def household_planner_factory(llm: LLM, examples: Mapping[str, str], *, n_exampl
                                  ablation=ablation, constrained=grammar, max_repairs=max_repairs,
                                  retriever=chosen, state_goals=goals, max_plan_tokens=plan_tokens,
                                  scene_examples=scene_examples, preconditions=preconditions,
-                                 keep_steps=keep_steps, room_walks=room_walks, open_first=open_first)
+                                 keep_steps=keep_steps, room_walks=room_walks, open_first=open_first,
+                                 skip_done=skip_done)
 
     make()
     return make

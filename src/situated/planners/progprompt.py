@@ -128,6 +128,36 @@ def _restored(text: str, stmt: Call, original: Call) -> tuple[str, Call]:
     return "\n".join(lines), replace(original, line=stmt.line)
 
 
+class _Until:
+    """`_generate`'s `until` that remembers whether it stopped the writing."""
+
+    def __init__(self, fails: Callable[[str], bool]) -> None:
+        self.fails = fails
+        self.stopped = False
+
+    def __call__(self, body: str) -> bool:
+        self.stopped = self.fails(body)
+        return self.stopped
+
+
+def _without_call(text: str, stmt: Call) -> str | None:
+    """`text` without the line of the top-level call `stmt`; None when that line holds more than the call."""
+    lines = text.split("\n")
+    if not lines[stmt.line - 1].strip().startswith(f"{stmt.action}("):
+        return None
+    return "\n".join(lines[: stmt.line - 1] + lines[stmt.line:])
+
+
+def _go_on(fixed: str, before: str, cut: bool) -> tuple[str | None, str]:
+    """After the checker changed a plan text: (the text to check next, the generated text kept). A text the model
+    had ended is checked as it stands; one whose writing was stopped at the failed statement is written on from
+    its end (else the plan would end where the piece stopped)."""
+    kept = fixed[len(before):]
+    if not cut:
+        return fixed, kept
+    return None, kept if kept.endswith("\t") or not kept else kept.rstrip("\n") + "\n\t"
+
+
 def _gives_up(fix: str) -> bool:
     """Whether a replacement statement holds no task step: nothing, comments, or only moves and looks."""
     called = [m.group(1) for line in fix.split("\n") if (m := re.match(r"\s*(\w+)\(", line))]
@@ -153,7 +183,7 @@ class ProgPromptPlanner:
                  retriever: Retriever | None = None, state_goals: bool = False,
                  max_plan_tokens: int | None = None, scene_examples: bool = False,
                  preconditions: bool = False, keep_steps: bool = False, room_walks: bool = False,
-                 open_first: bool = False) -> None:
+                 open_first: bool = False, skip_done: bool = False) -> None:
         if max_repairs < 0:
             raise SituatedError(f"max_repairs must be >= 0, got {max_repairs}")
         self.prompts = ProgPromptPrompt(space, examples, n_examples=n_examples, sample_examples=sample_examples,
@@ -174,6 +204,7 @@ class ProgPromptPlanner:
         self.keep_steps = keep_steps
         self.room_walks = room_walks
         self.open_first = open_first
+        self.skip_done = skip_done
 
     def grammar(self, objects: Sequence[str], affordances: Mapping[str, Set[str]] | None = None) -> str | None:
         if not self.constrained:
@@ -265,16 +296,18 @@ class ProgPromptPlanner:
         free = 0  # rejections answered by the search instead of the model (they do not count as rewrites)
         searched: str | None = None  # a plan text with such steps, to check before writing on
         origin: tuple[Call, str] | None = None  # the statement first rejected at fix_line, and why
+        skipped: set[tuple[int, str]] = set()  # (line, call) of calls dropped because their effect held
+        cut = False  # the text was written in pieces and stopped at a failed statement: the model had not ended it
         while True:
             repairing = verify is not None and len(rejected) - free < self.max_repairs
             if searched is not None:
                 text, searched = searched, None
             elif not repairing or len(rejected) == free:  # (written whole: pieces would change the text)
-                text = before + accepted + self._generate(prompt + accepted, grammar, completions)
+                text, cut = before + accepted + self._generate(prompt + accepted, grammar, completions), False
             else:  # after a replacement: stop writing as soon as a statement fails on the copy of the scene
-                text = before + accepted + self._generate(
-                    prompt + accepted, grammar, completions,
-                    until=partial(self._fails, before + accepted, first, check_from, objects, verify))
+                until = _Until(partial(self._fails, before + accepted, first, check_from, objects, verify))
+                text = before + accepted + self._generate(prompt + accepted, grammar, completions, until=until)
+                cut = until.stopped
             read = self._read(text, objects, first)
             if verify is not None and len(rejected) > free and not repairing and (
                     loop := repeated(read.program, check_from)) is not None:
@@ -284,20 +317,33 @@ class ProgPromptPlanner:
                 read = self._read(text, objects, first)
             if verify is None:
                 break
-            searching = self.preconditions or self.open_first
+            searching = self.preconditions or self.open_first or self.skip_done
             failure = _first_rejected(read.program, check_from, verify) if repairing or searching else None
             stmt = statement_at(read.program, failure.line) if failure is not None else None
+            if (self.skip_done and isinstance(failure, StepEvent) and ALREADY in failure.reason
+                    and isinstance(stmt, Call) and stmt.line >= check_from and stmt.line != fix_line
+                    and len(skipped) < MAX_STEPS and (stmt.line, failure.call) not in skipped
+                    and (undone := _without_call(text, stmt)) is not None):
+                # the call's effect holds already: it changes nothing, so it goes and the rest stays as written
+                # (not a replacement the model wrote for a rejected step: that goes back to the model as before;
+                # the same call written again at the same place goes to the model too)
+                skipped.add((stmt.line, failure.call))
+                searched, accepted = _go_on(undone, before, cut)
+                free += 1
+                rejected.append(f"line {failure.line}: {failure.call}: {failure.reason}; dropped: its effect holds")
+                rewrites.append(Rewrite(stmt.line, stmt, "", failure.reason))
+                check_from, fix_line = stmt.line, 0
+                continue
             if (self._searches(failure) and isinstance(failure, StepEvent) and isinstance(stmt, Call)
                     and stmt.line >= check_from and added < MAX_STEPS
                     and (found := self._precondition(text, stmt, objects, affordances, first, check_from, verify,
                                                      MAX_STEPS - added, failure.reason)) is not None):
-                searched, steps = found
+                (searched, accepted), steps = _go_on(found[0], before, cut), found[1]
                 added += len(steps)
                 free += 1
                 rejected.append(f"line {failure.line}: {failure.call}: {failure.reason}; "
                                 f"{', '.join(steps)} written before it")
                 rewrites.append(Rewrite(stmt.line, stmt, "\n".join((*steps, call_text(stmt))), failure.reason))
-                accepted = searched[len(before):]
                 check_from = fix_line = stmt.line + len(steps)
                 continue
             if not repairing:
@@ -333,11 +379,10 @@ class ProgPromptPlanner:
                                                      check_from, verify, MAX_STEPS - added, origin[1])) is not None):
                 # the model would give the task step first rejected here up: that step stays, with what it needs
                 # written before it (not the model's later substitutes, which failed too)
-                searched, steps = found
+                (searched, accepted), steps = _go_on(found[0], before, cut), found[1]
                 added += len(steps)
                 rejected[-1] += f"; {call_text(origin[0])} kept, {', '.join(steps)} written before it"
                 rewrites.append(Rewrite(stmt.line, stmt, "\n".join((*steps, call_text(origin[0]))), failure.reason))
-                accepted = searched[len(before):]
                 check_from = fix_line = stmt.line + len(steps)
                 continue
             rewrites.append(Rewrite(stmt.line, stmt, fix.strip(), failure.reason))

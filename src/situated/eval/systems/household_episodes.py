@@ -228,6 +228,8 @@ class HouseholdJob:
     """A walk to the room written before each move into another room (`--room-walks`, `planners.room_walks`)."""
     open_first: bool = False
     """The search only for calls that fail for want of something opened (`--open-first`)."""
+    skip_done: bool = False
+    """A call whose effect already holds on the private copy is dropped, not rewritten (`--skip-done`)."""
 
     def __post_init__(self) -> None:
         if self.ablation not in ABLATIONS:
@@ -245,7 +247,7 @@ class HouseholdJob:
                                          goals=self.goals, plan_tokens=self.plan_tokens,
                                          scene_examples=self.scene_examples, preconditions=self.preconditions,
                                          keep_steps=self.keep_steps, room_walks=self.room_walks,
-                                         open_first=self.open_first)
+                                         open_first=self.open_first, skip_done=self.skip_done)
 
     def build(self) -> EpisodeFn:
         llm = SampledLLM(self.model.open(), self.temperature, self.seed)

@@ -66,6 +66,9 @@ class HouseholdSettings:
     open_first: bool = True
     """The precondition search only for calls that fail for want of something opened (`--open-first`; the
     default since the same runs)."""
+    skip_done: bool = False
+    """A call whose effect already holds on the private copy is dropped, not sent back to the model
+    (`--skip-done`)."""
 
 
 def example_choice(examples: str | None, k: int | None, retriever: str, *,
@@ -121,7 +124,7 @@ def variant_name(s: HouseholdSettings, repairs: int, k: int, retrieved: str | No
             f"{f'-{retrieved}{k}' if retrieved else ''}{'-goals' if s.goals else ''}"
             f"{'-scene' if scene_first(s, retrieved) else ''}{'-pre' if s.preconditions and repairs else ''}"
             f"{'-keep' if s.keep_steps and repairs else ''}{'-rooms' if s.room_walks and repairs else ''}"
-            f"{'-open' if s.open_first and repairs else ''}"
+            f"{'-open' if s.open_first and repairs else ''}{'-done' if s.skip_done and repairs else ''}"
             f"{f'-t{s.temperature:g}' if s.temperature else ''}")
 
 
@@ -179,7 +182,8 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
                  preconditions=(s.preconditions and repairs > 0) or None,
                  keep_steps=(s.keep_steps and repairs > 0) or None,
                  room_walks=(s.room_walks and repairs > 0) or None,
-                 open_first=(s.open_first and repairs > 0) or None))
+                 open_first=(s.open_first and repairs > 0) or None,
+                 skip_done=(s.skip_done and repairs > 0) or None))
     models.check_cassette([p for p in (s.initial_graph, plans_path) if p is not None]
                           + [s.data / d for d in ("new_env", "final_states", s.split)])
     executor, spec = models.for_episodes(s.model)
@@ -188,6 +192,7 @@ def prepare_household(s: HouseholdSettings, models: ModelSource) -> HouseholdRun
                        seed=s.seed, retriever=retrieved, goals=s.goals, plan_tokens=s.plan_tokens,
                        temperature=s.temperature, scene_examples=scene,
                        preconditions=s.preconditions and repairs > 0, keep_steps=s.keep_steps and repairs > 0,
-                       room_walks=s.room_walks and repairs > 0, open_first=s.open_first and repairs > 0)
+                       room_walks=s.room_walks and repairs > 0, open_first=s.open_first and repairs > 0,
+                       skip_done=s.skip_done and repairs > 0)
     out = s.out or Path("runs") / f"{s.split}-{variant}-{model_label(s.model)}"
     return HouseholdRun(s, variant, tasks, job, executor, config, out)
