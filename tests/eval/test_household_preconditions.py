@@ -53,3 +53,18 @@ def test_the_jobs_planners_keep_a_step_the_model_gives_up_only_when_asked(progpr
                                                  verify=simulator_verifier(HouseholdEnv(task.initial_graph)))
         assert ("find('barsoap')\n\tgrab('barsoap')" in result.text) == keep_steps
         assert len(llm.calls) == 2
+
+
+def test_skip_done_runs_have_their_own_name_and_reach_the_planner(progprompt_data: Path) -> None:
+    assert variant_name(HouseholdSettings(Path("data"), "env1", skip_done=True), 5, 5, "minilm") == (
+        "progprompt-full-grounded5-minilm5-scene-rooms-open-done")
+    task = next(t for t in load_split(progprompt_data, "env1") if t.name == "put the soap in the bathroomcabinet")
+    env = HouseholdEnv(task.initial_graph)
+    twice = "find('barsoap')\n\tgrab('barsoap')\n\tgrab('barsoap')\n"
+    for skip_done in (False, True):
+        llm = ScriptedLLM([(twice, "stop"), ("", "stop")])
+        job = HouseholdJob(None, PLANS, n_examples=1, repairs=3, skip_done=skip_done)  # type: ignore[arg-type]
+        job.planner_factory(llm)().plan(task.name, env.object_names(), affordances=env.object_properties(),
+                                        verify=simulator_verifier(HouseholdEnv(task.initial_graph)))
+        # dropped by the checker, the second grab costs no model call; without the lever the model is asked
+        assert len(llm.calls) == (1 if skip_done else 2)
