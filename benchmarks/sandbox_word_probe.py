@@ -3,11 +3,12 @@ misheard or described ("the bole", "the little duck"), a thing to point at, or p
 person giving a known object that word as a new name; which word of a request names its action ("yo can u grab
 the banana": grab); do a lesson's first words give a step or only talk about the lesson; and does a verb ask for
 what the seed skills do ("give me the duck") or name a behaviour to teach ("stash the pear"); is a verb a taught
-behaviour misheard ("surf" for a taught `serve`); do words about no object ask for something or only talk?
+behaviour misheard ("surf" for a taught `serve`); do words about no object ask for something or only talk; do a
+lesson's later words give another step or end it?
 Each case is asked once, greedily, with the real model.
 
     PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
-        [--only word,naming,action,start,verb,slip,request]
+        [--only word,naming,action,start,end,verb,slip,request]
 
 Prints one line per case (ok / BAD), a count per question and, last, one JSON line.
 """
@@ -156,6 +157,43 @@ START_CASES = (
 )
 
 
+# (behaviour being taught, the person's words during the lesson, answer: "step" or "over")
+END_CASES = (
+    ("bin", "go ovr to the bin", "step"),
+    ("shelve", "now move over to the shelf", "step"),
+    ("basket", "then hover over the basket", "step"),
+    ("crate", "come over here to the crate", "step"),
+    ("box", "swing it over to the box", "step"),
+    ("jar", "take it ovr to the jar", "step"),
+    ("stow", "go over the box and let go", "step"),
+    ("toss", "pick it up", "step"),
+    ("toss", "open your hand", "step"),
+    ("toss", "ok now go back home", "step"),
+    ("sink", "drop it over the sink", "step"),
+    ("fetch", "grab the cup first", "step"),
+    ("stack", "thats how u stack stuff", "over"),
+    ("fold", "ok, that's it, you've learned it", "over"),
+    ("wipe", "done, that's wiping", "over"),
+    ("fold", "and that's all there is to folding", "over"),
+    ("sort", "great, now you know how to sort", "over"),
+    ("toss", "that's the whole thing", "over"),
+    ("toss", "finished! that was tossing", "over"),
+    ("file", "there, that's how we file something", "over"),
+    ("bin", "lesson over, well done", "over"),
+    ("park", "ok you got it, that's parking", "over"),
+    ("recyle", "go ovr to the box", "step"),
+    ("plop", "After, you go to over the bowl.", "step"),
+    ("squirrel", "Now float it over to the gift bag, dear.", "step"),
+    ("tuck", "move it over the tray now", "step"),
+    ("hide", "and over to the bag you go", "step"),
+    ("nest", "lift it up and over", "step"),
+    ("plop", "Finish. This is plop.", "over"),
+    ("recyle", "thats how u recyle stuf", "over"),
+    ("squirrel", "There, that's all there is to squirreling something away.", "over"),
+    ("stow", "over and out, that's stowing", "over"),
+)
+
+
 def entries(names: tuple[str, ...]) -> list[ObjectEntry]:
     return [ObjectEntry(n, kind=_KINDS.get(n, "item")) for n in names]
 
@@ -164,14 +202,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--only", default="word,naming,action,start,verb,slip,request",
+    parser.add_argument("--only", default="word,naming,action,start,end,verb,slip,request",
                         help="the questions to probe (comma list)")
     args = parser.parse_args()
     opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
     planner = ToolCallPlanner(load(args.model, **opts))
     results: dict[str, dict[str, float]] = {}
     for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES), ("action", ACTION_CASES),
-                            ("start", START_CASES), ("verb", VERB_CASES), ("slip", SLIP_CASES),
+                            ("start", START_CASES), ("end", END_CASES), ("verb", VERB_CASES), ("slip", SLIP_CASES),
                             ("request", REQUEST_CASES)):
         if question not in args.only.split(","):
             continue
@@ -195,6 +233,9 @@ def main() -> None:
             elif question == "slip":
                 request, word, taught, want = case
                 got = planner.taught_verb(word, request, taught)[0] or "new"
+            elif question == "end":
+                word, request, want = case
+                got = "over" if planner.lesson_over(word, request)[0] else "step"
             else:
                 word, request, want = case
                 got = "talk" if planner.lesson_talk(word, request)[0] else "step"

@@ -24,7 +24,7 @@ from situated.sandbox.places_said import meant_place
 from situated.sandbox.session import SandboxSession
 from situated.sandbox.table_copy import TableCopy
 
-STEP, OVER = {"is": "step"}, {"is": "over"}
+STEP, OVER = {"is": "step"}, {"is": "end"}
 
 
 def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
@@ -48,7 +48,7 @@ def test_a_lesson_ends_in_the_persons_own_words_and_takes_the_object_it_was_show
         s.confirm()
         assert s.say("and then go back home").kind == "plan"   # the model read "step"
         s.confirm()
-        taught = s.say("great, that's how you serve a toy")     # no "that's it": the model read "over"
+        taught = s.say("great, that's how you serve a toy")     # no "that's it": the model read "end"
         assert taught.kind == "taught" and "may not work" not in taught.say
         assert lib.get("serve").params == ("toy",)
         assert lib.get("serve").body == "pickup(toy)\ngoto('tray')\nrelease()\ngo_home()\n"
@@ -66,8 +66,8 @@ def test_the_lesson_side_question_shows_worked_examples_of_both_answers() -> Non
     messages = lesson_messages("pack_away", "and that's packing away")
     assert messages[-1] == {"role": "user", "content": "Lesson: pack away\nThe person says: and that's packing away"}
     shown = [m["content"] for m in messages if m["role"] == "assistant"]
-    assert '{"is": "step"}' in shown and '{"is": "over"}' in shown
-    assert LESSON_SCHEMA["properties"]["is"]["enum"] == ["step", "over"]
+    assert '{"is": "step"}' in shown and '{"is": "end"}' in shown
+    assert LESSON_SCHEMA["properties"]["is"]["enum"] == ["step", "end"]
 
 
 def test_a_request_that_names_the_tray_is_planned_for_the_tray_not_the_table(fresh: TabletopEnv,

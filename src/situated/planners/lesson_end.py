@@ -14,19 +14,23 @@ import json
 LESSON_PROMPT = """\
 A person is teaching a robot arm a new behaviour by telling it the steps one at a time. Say what the person's \
 latest words are: "step" if they ask the robot to do something more (a motion, a grasp, going somewhere), \
-"over" if they say the behaviour has now been shown and the lesson is finished. Answer with JSON.
+"end" if they say the behaviour has now been shown and the lesson is finished. Answer with JSON.
 """
 LESSON_EXAMPLES = (
     ("stack", "go to the red block", "step"),
-    ("stack", "alright, this is how stacking works", "over"),
+    ("stack", "alright, this is how stacking works", "end"),
     ("water", "now tip it over the plant", "step"),
-    ("water", "perfect, you've got it", "over"),
+    ("water", "perfect, you've got it", "end"),
     ("clean up", "then go back home", "step"),
-    ("clean up", "and that was cleaning up a thing", "over"),
+    ("clean up", "and that was cleaning up a thing", "end"),
     ("stack", "pick it up", "step"),
-    ("wipe", "so that is the whole of wiping, thanks", "over"),
+    ("wipe", "so that is the whole of wiping, thanks", "end"),
 )
 """Worked examples: (behaviour, the person's words, answer)."""
+LESSON_END = "end"
+"""The answer for words that end the lesson. Not "over": steps say "over" ("go over to the box", "go ovr to the
+bin"), and with that label the 1.5B read such steps as the lesson's end (`benchmarks/sandbox_word_probe.py --only
+end`: 29 of 32 cases with "over", 31 with "end"; docs/sandbox.md)."""
 
 
 def _messages(prompt: str, examples: tuple[tuple[str, str, str], ...], name: str, utterance: str) -> list[dict]:
@@ -43,7 +47,7 @@ def lesson_messages(name: str, utterance: str) -> list[dict]:
     return _messages(LESSON_PROMPT, LESSON_EXAMPLES, name, utterance)
 
 
-LESSON_SCHEMA = {"type": "object", "properties": {"is": {"enum": ["step", "over"]}}, "required": ["is"],
+LESSON_SCHEMA = {"type": "object", "properties": {"is": {"enum": ["step", LESSON_END]}}, "required": ["is"],
                  "additionalProperties": False}
 """The side question's answer."""
 

@@ -39,7 +39,7 @@ from ..errors import BackendError
 from ..llm.base import LLM
 from ..program import DANGEROUS_NAMES, Call, Condition
 from .action_word import action_messages, action_schema
-from .lesson_end import LESSON_SCHEMA, START_SCHEMA, lesson_messages, start_messages
+from .lesson_end import LESSON_END, LESSON_SCHEMA, START_SCHEMA, lesson_messages, start_messages
 from .naming import naming_messages, naming_schema
 from .request_kind import REQUEST_SCHEMA, request_messages
 from .verb_kind import NEW as NEW_VERB
@@ -1208,7 +1208,7 @@ class ToolCallPlanner:
     def lesson_over(self, name: str, utterance: str) -> tuple[bool, Usage]:
         """The lesson side question (`lesson_end`): do the person's words say the lesson of `name` is over rather
         than give another step? False when the backend fails or answers out of form: the words are planned."""
-        return self._is(lesson_messages(name, utterance), LESSON_SCHEMA, "over")
+        return self._is(lesson_messages(name, utterance), LESSON_SCHEMA, LESSON_END)
 
     def _is(self, messages: list[dict], schema: dict, answer: str) -> tuple[bool, Usage]:
         """Whether a side question of form `{"is": ...}` is answered `answer`; False when the backend fails."""
