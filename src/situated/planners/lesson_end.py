@@ -11,26 +11,26 @@ from __future__ import annotations
 
 import json
 
-LESSON_PROMPT = """\
-A person is teaching a robot arm a new behaviour by telling it the steps one at a time. Say what the person's \
-latest words are: "step" if they ask the robot to do something more (a motion, a grasp, going somewhere), \
-"end" if they say the behaviour has now been shown and the lesson is finished. Answer with JSON.
-"""
-LESSON_EXAMPLES = (
-    ("stack", "go to the red block", "step"),
-    ("stack", "alright, this is how stacking works", "end"),
-    ("water", "now tip it over the plant", "step"),
-    ("water", "perfect, you've got it", "end"),
-    ("clean up", "then go back home", "step"),
-    ("clean up", "and that was cleaning up a thing", "end"),
-    ("stack", "pick it up", "step"),
-    ("wipe", "so that is the whole of wiping, thanks", "end"),
-)
-"""Worked examples: (behaviour, the person's words, answer)."""
 LESSON_END = "end"
 """The answer for words that end the lesson. Not "over": steps say "over" ("go over to the box", "go ovr to the
 bin"), and with that label the 1.5B read such steps as the lesson's end (`benchmarks/sandbox_word_probe.py --only
 end`: 29 of 32 cases with "over", 31 with "end"; docs/sandbox.md)."""
+LESSON_PROMPT = f"""\
+A person is teaching a robot arm a new behaviour by telling it the steps one at a time. Say what the person's \
+latest words are: "step" if they ask the robot to do something more (a motion, a grasp, going somewhere), \
+"{LESSON_END}" if they say the behaviour has now been shown and the lesson is finished. Answer with JSON.
+"""
+LESSON_EXAMPLES = (
+    ("stack", "go to the red block", "step"),
+    ("stack", "alright, this is how stacking works", LESSON_END),
+    ("water", "now tip it over the plant", "step"),
+    ("water", "perfect, you've got it", LESSON_END),
+    ("clean up", "then go back home", "step"),
+    ("clean up", "and that was cleaning up a thing", LESSON_END),
+    ("stack", "pick it up", "step"),
+    ("wipe", "so that is the whole of wiping, thanks", LESSON_END),
+)
+"""Worked examples: (behaviour, the person's words, answer)."""
 
 
 def _messages(prompt: str, examples: tuple[tuple[str, str, str], ...], name: str, utterance: str) -> list[dict]:
