@@ -245,7 +245,7 @@ def _fill(env, container: str, items: tuple[str, ...]) -> None:
 
 def test_items_come_back_out_of_a_crowded_bowl_onto_the_table() -> None:
     # pickup grasps the item it was asked for, not whatever lies highest near it, and closes above the bowl's rim;
-    # the bowl is too small for the banana to lie beside the apple, so they come out last in, first out
+    # last in, first out
     from situated.sandbox.world import SandboxWorld
     env = TabletopEnv("fruit_bowl", seed=0)
     env.slip_probability = 0.0
@@ -257,6 +257,49 @@ def test_items_come_back_out_of_a_crowded_bowl_onto_the_table() -> None:
                 result = world.step(call)
                 assert result.ok, (call, result.reason)
             assert env.holds(Condition("on", (item, "table")))
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_items_come_back_out_of_the_box_the_banana_too(seed: int) -> None:
+    # the box is shallow enough for the fingers to reach a banana on its floor with the hand above the rim, and
+    # nothing is dropped where the open fingers could not get past a wall to grasp it again
+    from situated.sandbox.world import SandboxWorld
+    env = TabletopEnv("sorting", seed=seed)
+    env.slip_probability = 0.0
+    try:
+        _fill(env, "box", ("apple", "banana", "pear"))
+        world = SandboxWorld(env)
+        for item in ("banana", "apple", "pear"):
+            for call in (Call("pickup", (item,)), Call("goto", ("table",)), Call("release")):
+                result = world.step(call)
+                assert result.ok, (item, call, result.reason)
+            assert env.holds(Condition("on", (item, "table")))
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("item", ["strawberry", "apple", "candy"])
+def test_an_item_against_the_bowls_wall_is_picked_up(item: str) -> None:
+    # a finger of the fully open hand would land on the wall: the grasp turns along the wall and opens only as
+    # wide as the item needs
+    env = TabletopEnv(["bowl", item], seed=0)
+    env.slip_probability = 0.0
+    try:
+        c = env.world.client
+        shape = env.world.bodies["bowl"].spec.container
+        origin = env.world.origin("bowl")
+        radius = max(env.world.bodies[item].spec.footprint) / 2
+        against = (shape.half_x - radius - 0.004) / math.sqrt(2)      # on the diagonal, 4 mm off the wall
+        c.resetBasePositionAndOrientation(env.world.bodies[item].uid,
+                                          [origin[0] - against, origin[1] + against, origin[2] + shape.floor + 0.002],
+                                          [0, 0, 0, 1])
+        env.world.settle(1.0)
+        assert env.holds(Condition("inside", (item, "bowl")))
+        result = env.step(Call("pickup", (item,)))
+        assert result.ok, result.reason
+        assert env.holds(Condition("holds", (item,)))
     finally:
         env.close()
 

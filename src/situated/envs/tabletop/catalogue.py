@@ -56,6 +56,8 @@ class ObjectSpec:
     grasp_height: float | None = None             # height above the bottom where the fingers close (None: auto)
     grasp_offset: tuple[float, float] = (0.0, 0.0)  # grasp point in the body frame (x, y), e.g. the mug's cup
     grasp_yaw: float = 0.0                        # finger axis = the body's local y rotated by this angle
+    grasp_slide: float = 0.0                      # a grasp may close this far along the body's local x from the
+                                                  # grasp offset (a long item, off the end something leans on)
     container: ContainerShape | None = None
     alias_of: str = ""                            # `cube` is built exactly like `red_cube`
 
@@ -122,9 +124,9 @@ def _sphere(radius: float, z0: float = 0.0) -> Part:
     return Part("sphere", (radius,), (0.0, 0.0, z0 + radius))
 
 
-_BOWL = ContainerShape("circle", 0.085, 0.085, 0.01, 0.055)
+_BOWL = ContainerShape("circle", 0.10, 0.10, 0.01, 0.055)
 _PLATE = ContainerShape("circle", 0.095, 0.095, 0.008, 0.022)
-_BOX = ContainerShape("rect", 0.10, 0.08, 0.01, 0.09)
+_BOX = ContainerShape("rect", 0.12, 0.10, 0.01, 0.06)
 _TRAY = ContainerShape("rect", 0.095, 0.095, 0.008, 0.057)     # pybullet_data's traybox at scale 0.4 (sloped walls)
 _GIFT_BAG = ContainerShape("rect", 0.10, 0.065, 0.01, 0.16)
 
@@ -135,7 +137,7 @@ _ENTRIES: tuple[ObjectSpec, ...] = (
     ObjectSpec("apple", "fruit", (_sphere(0.032),), rgba=(0.80, 0.08, 0.08, 1.0), mass=0.15,
                footprint=(0.064, 0.064), height=0.064, grasp_height=0.034),
     ObjectSpec("banana", "fruit", (_box((0.15, 0.036, 0.032)),), rgba=(0.95, 0.85, 0.15, 1.0), mass=0.12,
-               footprint=(0.15, 0.036), height=0.032),
+               footprint=(0.15, 0.036), height=0.032, grasp_slide=0.05),
     ObjectSpec("pear", "fruit", (_cylinder(0.03, 0.05), _sphere(0.024, 0.042)), rgba=(0.65, 0.80, 0.20, 1.0),
                mass=0.15, footprint=(0.06, 0.06), height=0.09, grasp_height=0.065),
     ObjectSpec("strawberry", "fruit", (_cylinder(0.018, 0.03), _sphere(0.016, 0.014)), rgba=(0.90, 0.05, 0.20, 1.0),
@@ -166,14 +168,15 @@ _ENTRIES: tuple[ObjectSpec, ...] = (
                                   Part("box", (0.045, 0.04, 0.018), (-0.008, 0.0, 0.042)),
                                   *(Part("cylinder", (0.011, 0.008), (sx * 0.028, sy * 0.0225, 0.011), roll=1.5708,
                                          rgba=_WHEEL) for sx in (-1, 1) for sy in (-1, 1))),
-               rgba=(0.15, 0.35, 0.90, 1.0), mass=0.08, footprint=(0.09, 0.053), height=0.051, grasp_height=0.025),
+               rgba=(0.15, 0.35, 0.90, 1.0), mass=0.08, footprint=(0.09, 0.053), height=0.051, grasp_height=0.025,
+               grasp_slide=0.02),
     # open-top containers (static)
     ObjectSpec("bowl", "container", _walls(_BOWL, 0.008, 8), rgba=(0.95, 0.95, 0.90, 1.0), mass=0.0,
-               footprint=(0.202, 0.202), height=_BOWL.rim, container=_BOWL),
+               footprint=(0.234, 0.234), height=_BOWL.rim, container=_BOWL),
     ObjectSpec("plate", "container", _walls(_PLATE, 0.008, 8), rgba=(0.98, 0.98, 0.98, 1.0), mass=0.0,
                footprint=(0.222, 0.222), height=_PLATE.rim, container=_PLATE),
     ObjectSpec("box", "container", _walls(_BOX, 0.01, 4), rgba=(0.70, 0.50, 0.30, 1.0), mass=0.0,
-               footprint=(0.22, 0.18), height=_BOX.rim, container=_BOX),
+               footprint=(0.26, 0.22), height=_BOX.rim, container=_BOX),
     ObjectSpec("tray", "container", urdf="tray/traybox.urdf", scale=0.4, rgba=(0.85, 0.85, 0.85, 1.0), mass=0.0,
                footprint=(0.242, 0.242), height=_TRAY.rim, container=_TRAY),
     ObjectSpec("gift_bag", "container", _walls(_GIFT_BAG, 0.006, 4), rgba=(0.75, 0.10, 0.45, 1.0), mass=0.0,

@@ -20,6 +20,9 @@ STEP = 0.005             # grid step of the candidate spots (m)
 WALL_MARGIN = 0.01       # the held item's discs this far from the inner walls: the camera's container and the
                          # grip's item are each off by a few mm, together up to about 8 mm
 FINGER_MARGIN = 0.025    # the closed fingers reach this far beyond a held item's extent along their axis
+REGRASP_MARGIN = 0.044   # ... and this far when they open to grasp it again (grasp_planning: GRASP_MARGIN + a
+                         # finger's outer face): an item that only one heading holds (a banana) is not dropped
+                         # against a wall the fingers could not get past to take it out
 FIRST = 0.5              # the first item this far (a fraction) from the centre toward the farthest spot on x
 CLEAR = 0.015            # a gap this wide to what is inside is enough: nearer the centre is better than wider
 SHALLOW_RIM = 0.03       # a container whose rim is lower than this (a plate) is shallow
@@ -60,7 +63,8 @@ class Content:
     top: float
 
 
-def _allowed(shape: ContainerShape, held: Discs, spots: np.ndarray, over_rim: bool = False) -> np.ndarray:
+def _allowed(shape: ContainerShape, held: Discs, spots: np.ndarray, over_rim: bool = False,
+             margin: float = FINGER_MARGIN) -> np.ndarray:
     """Which spots keep the held item (`WALL_MARGIN` away) and the fingers around it (they close along the
     container's y) within the inner walls; `over_rim`: only its centre `SHALLOW_KEEP` inside."""
     x, y = spots[:, 0], spots[:, 1]
@@ -69,7 +73,7 @@ def _allowed(shape: ContainerShape, held: Discs, spots: np.ndarray, over_rim: bo
             return np.hypot(x, y) <= shape.half_x - SHALLOW_KEEP
         return (np.abs(x) <= shape.half_x - SHALLOW_KEEP) & (np.abs(y) <= shape.half_y - SHALLOW_KEEP)
     points = spots[:, None, :] + held.centres[None, :, :]
-    finger = held.extent(1) + FINGER_MARGIN
+    finger = held.extent(1) + margin
     if shape.footprint == "circle":
         body = np.all(np.hypot(points[..., 0], points[..., 1]) <= shape.half_x - WALL_MARGIN - held.radius, axis=1)
         return body & (np.hypot(x, np.abs(y) + finger) <= shape.half_x)
@@ -91,15 +95,16 @@ def gaps(held: Discs, spots: np.ndarray, content: Content) -> np.ndarray:
 
 
 def free_spot(shape: ContainerShape, held: Discs, contents: list[Content],
-              nearer: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+              nearer: np.ndarray | None = None, margin: float = FINGER_MARGIN) -> tuple[np.ndarray, float]:
     """Where to drop the held item (container-frame x, y) and the highest top of the contents it would land on
     (-inf: none). Empty: halfway from the centre to the farthest allowed spot, on the side of `nearer` (a direction
     in the container's frame, the arm's base); else the allowed spot with the widest gap to the contents
     (`_widest`). Into a shallow container (a plate) the item and the fingers may reach over the rim when no spot
     within it is clear.
-    Where no spot is allowed (an item longer than the container), the centre."""
+    Where no spot is allowed (an item longer than the container), the centre. `margin`: how far the fingers reach
+    beyond the item along their axis (`REGRASP_MARGIN` for an item that only one heading holds)."""
     grid = _grid(shape)
-    spots = grid[_allowed(shape, held, grid)]
+    spots = grid[_allowed(shape, held, grid, margin=margin)]
     shallow = shape.rim < SHALLOW_RIM
     if not contents:
         spot = _first(spots, nearer) if len(spots) else np.zeros(2)

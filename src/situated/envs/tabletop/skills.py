@@ -9,7 +9,9 @@ Vocal Sandbox's seed skills (`go_home`, `goto`, `grasp`, `release`, `pickup`) an
   1.5 cm above the floor or what lies there) but with the hand above the rim; at a taught spot it hovers above
   the spot.
 - `grasp()` descends onto the item under the gripper (`pickup(x)`: onto x itself, closing above the rim of a
-  container x lies in), closes the fingers and checks that both touch it; the item is
+  container x lies in), with the heading, the point along a long item and the fingers' opening that keep clear of
+  the neighbours and the container's walls (`grasp_planning`), closes the fingers and checks that both touch it
+  (`pickup` looks again and tries once more, turned, after a miss); the item is
   then fixed to the hand by a constraint (a common simulator practice: the grasp does not rely on friction). With
   probability `slip_probability` (a seeded draw per grasp) it slips out instead.
 - `release()` opens the gripper and waits until the dropped item comes to rest.
@@ -26,15 +28,16 @@ import math
 import random
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 
 import numpy as np
 
 from ...errors import DataError
-from .arm import HOME, TICK, Arm, top_down
+from .arm import FINGER_OPEN, HOME, TICK, Arm, top_down
 from .bodies import Quat, rotation, yaw_of
-from .grasp_planning import HAND_ABOVE, rank_yaws
+from .grasp_planning import HAND_ABOVE, Grasp, hand_overlaps, rank_grasps
 from .kinematics import forward
-from .packing import Content, discs, free_spot
+from .packing import FINGER_MARGIN, REGRASP_MARGIN, Content, discs, free_spot
 from .relations import inside, on_place
 from .seen import Grip, SeenWorld
 from .world import TABLE_Z, TIME_STEP, World
@@ -76,11 +79,16 @@ class Skills:
         self.grip: Grip | None = None
         """Where the held item sits in the hand (from the percept it was grasped on)."""
         self._view: SeenWorld | None = None
+        self._grasps: dict[str, tuple[Grasp, np.ndarray]] = {}
+        """The grasps chosen in the current view."""
+        self._missed: Grasp | None = None
+        """The grasp that just missed (while `pickup` tries once more)."""
 
     def reset(self) -> None:
         """Forget the grip (the world was put back)."""
         self.grip = None
         self._view = None
+        self._grasps = {}
 
     @contextmanager
     def _looking(self) -> Iterator[SeenWorld]:
@@ -91,10 +99,12 @@ class Skills:
         if self.look is None:
             raise RuntimeError("Skills need a camera (`look`) to aim")
         self._view = self.look(self.grip)
+        self._grasps = {}
         try:
             yield self._view
         finally:
             self._view = None
+            self._grasps = {}
 
     @property
     def seen(self) -> SeenWorld:
@@ -123,14 +133,42 @@ class Skills:
         z = max([TABLE_Z, *tops]) + self._hang() + TRAVEL_CLEARANCE
         return min(MAX_TRAVEL_Z, max(MIN_TRAVEL_Z, z))
 
-    def grasp_point(self, name: str) -> np.ndarray:
-        """Where the fingers close on an item: its grasp offset, `grasp_z()` above its lowest point (as seen)."""
+    def _point_at(self, name: str, slide: float = 0.0) -> np.ndarray:
+        """Where the fingers close on an item slid `slide` along its local x from its grasp offset, `grasp_z()`
+        above its lowest point (as seen)."""
         seen = self.seen
         spec = seen.bodies[name].spec
-        point = seen.to_world(name, (*spec.grasp_offset, 0.0))
+        point = seen.to_world(name, (spec.grasp_offset[0] + slide, spec.grasp_offset[1], 0.0))
         bottom, top = seen.bottom(name), seen.top(name)
         point[2] = min(max(bottom + spec.grasp_z(), self._above_rim(name)), top - 0.008)
         return point
+
+    def grasp_choice(self, name: str) -> tuple[Grasp, np.ndarray]:
+        """The grasp for `name` and its gripper point (`grasp_planning.rank_grasps`): the best one whose hover
+        pose the arm can reach (near the edge of the workspace a quarter turn can decide). One per view."""
+        if name in self._grasps:
+            return self._grasps[name]
+        seen = self.seen
+        base = yaw_of(seen.orientation(name)) + seen.bodies[name].spec.grasp_yaw
+        ranked = [(replace(g, yaw=_fold(g.yaw)), p)
+                  for g, p in rank_grasps(seen, name, lambda slide: self._point_at(name, slide), base)]
+        if self._missed is not None:    # a second try: another heading or another point along the item
+            other = [(g, p) for g, p in ranked if abs(math.remainder(g.yaw - self._missed.yaw, math.pi)) > 0.35
+                     or abs(g.slide - self._missed.slide) > 0.01]
+            ranked = other or ranked
+        choice = ranked[0]
+        if len(ranked) > 1:
+            for grasp, point in ranked:
+                hover = np.array([point[0], point[1], seen.top(name) + HOVER])
+                if not self._out_of_reach(hover, top_down(grasp.yaw)):
+                    choice = (grasp, point)
+                    break
+        self._grasps[name] = choice
+        return choice
+
+    def grasp_point(self, name: str) -> np.ndarray:
+        """Where the fingers close on an item (its chosen grasp)."""
+        return self.grasp_choice(name)[1]
 
     def _above_rim(self, name: str) -> float:
         """The lowest gripper point that keeps the hand above the rim of the container `name` lies in (the hand
@@ -144,18 +182,8 @@ class Skills:
         return -math.inf
 
     def grasp_yaw(self, name: str) -> float:
-        """The gripper's heading for grasping `name`: across its grasp axis, turned away from the neighbours, and
-        one the arm can reach (near the edge of the workspace a quarter turn can decide)."""
-        seen = self.seen
-        base = yaw_of(seen.orientation(name)) + seen.bodies[name].spec.grasp_yaw
-        point = self.grasp_point(name)
-        ranked = [_fold(yaw) for yaw in rank_yaws(seen, name, point, base)]  # type: ignore[arg-type]
-        if len(ranked) > 1:
-            hover = np.array([point[0], point[1], seen.top(name) + HOVER])
-            for yaw in ranked:
-                if not self._out_of_reach(hover, top_down(yaw)):
-                    return yaw
-        return ranked[0]
+        """The gripper's heading for grasping `name` (its chosen grasp)."""
+        return self.grasp_choice(name)[0].yaw
 
     def _current_yaw(self) -> float:
         _, q = self.arm.ee_pose()
@@ -257,7 +285,12 @@ class Skills:
         spot, below = self._free_spot(name, held, yaw)
         floor = max(base + shape.floor, below)
         z = max(floor + self._hang() + 0.015, base + shape.rim + HAND_CLEARANCE - HAND_ABOVE)
-        return np.array([spot[0] - offset[0], spot[1] - offset[1], z]), yaw
+        goal = np.array([spot[0] - offset[0], spot[1] - offset[1], z])
+        # the hand (21 cm along the fingers) stays above what stands tall in the container beside the spot
+        tops = [world.top(n) for n in world.bodies if n not in (held, name) and world.inside(n, name)
+                and hand_overlaps(world, n, goal, yaw)]
+        goal[2] = max([z, *(top + HAND_CLEARANCE - HAND_ABOVE for top in tops)])
+        return goal, yaw
 
     def _free_spot(self, container: str, held: str, yaw: float) -> tuple[np.ndarray, float]:
         """Where in `container` to drop `held` (world x, y), the hand turned to `yaw`, and the highest top of the
@@ -275,7 +308,9 @@ class Skills:
                     for n in world.bodies if n != held and world.inside(n, container)
                     for d in (discs(world.bodies[n].spec.footprint, yaw_of(world.orientation(n)) - turn),)]
         base = world.to_local(container, np.array([0.0, 0.0, float(world.origin(container)[2])]))[:2]
-        spot, below = free_spot(shape, discs(world.bodies[held].spec.footprint, held_yaw - turn), contents, base)
+        spec = world.bodies[held].spec
+        margin = REGRASP_MARGIN if len(spec.grasp_turns()) == 1 else FINGER_MARGIN
+        spot, below = free_spot(shape, discs(spec.footprint, held_yaw - turn), contents, base, margin)
         point = world.to_world(container, (float(spot[0]), float(spot[1]), 0.0))
         return point[:2], below
 
@@ -308,8 +343,10 @@ class Skills:
         target = name if name is not None else self._under_gripper()
         short = ""
         if target is not None:
-            point = self.grasp_point(target)
-            error = self.arm.move_line(point, top_down(self.grasp_yaw(target)), speed=0.25)
+            grasp, point = self.grasp_choice(target)
+            if grasp.opening < FINGER_OPEN:     # open only as wide as the item needs: a wall or neighbour is near
+                self.arm.move_fingers(grasp.opening, timeout=0.3)
+            error = self.arm.move_line(point, top_down(grasp.yaw), speed=0.25)
             if error > 2 * ARRIVAL_TOLERANCE:   # something lies on it or around it: say what, not "missed"
                 short = self._stopped(error, f"'{target}'")
         self.arm.move_fingers(0.0)
@@ -365,7 +402,17 @@ class Skills:
             return f"already holding '{held}'"
         if self.world.bodies[name].spec.is_container:
             return f"'{name}' is a container and cannot be picked up"
-        return self._goto(name, "") or self._grasp(name)
+        reason = self._goto(name, "") or self._grasp(name)
+        if not reason.startswith("the gripper missed") or self.look is None or name not in self._grasps:
+            return reason
+        # One more try, as a person would: look again (the item may have moved) and grasp it turned another way
+        # or at another point along it. Bounded: one retry, and only after a miss (not a block or a slip).
+        self._missed = self._grasps[name][0]
+        self._view, self._grasps = self.look(self.grip), {}
+        try:
+            return self._goto(name, "") or self._grasp(name)
+        finally:
+            self._missed = None
 
     def grab_and_putin(self, item: str, container: str | np.ndarray, label: str = "") -> str:
         """Pick `item` up, carry it over `container` (or a taught spot, a point), release it, go home; '' only if
