@@ -222,3 +222,20 @@ def test_calls_that_name_no_object_are_not_searched_into_a_pickup(fresh: Tableto
         assert shown.kind == "plan" and shown.plan.text == "release()\n"
         s.confirm()
         assert s.check("'duck' in 'tray'") and not s.check("'duck' in 'hands'")
+
+
+def test_calls_that_name_only_a_place_are_not_searched_into_a_pickup(fresh: TabletopEnv, tmp_path) -> None:
+    # "drop it", a step after the duck was let go in the tray, answered goto(TABLE), release() and stated as the
+    # duck on the table: the search for that goal would take the duck back out, undoing the step before
+    put = {"goal": answer_goal([("duck", "tray")]),
+           "calls": answer_calls([("pickup", {"obj": "duck"}), ("goto", {"obj": "tray"}), ("release", {})])}
+    drop = {"goal": answer_goal([("duck", "table")]),
+            "calls": answer_calls([("goto", {"obj": "table"}), ("release", {})])}
+    llm = ScriptedLLM([put, drop])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("put the duck in the tray")
+        assert s.confirm().execution.ok and s.check("'duck' in 'tray'")
+        shown = s.say("drop it")
+        assert shown.kind == "plan" and "pickup" not in shown.plan.text, shown.plan.text
+        s.confirm()
+        assert s.check("'duck' in 'tray'") and not s.check("'duck' in 'hands'")

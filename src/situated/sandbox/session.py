@@ -864,12 +864,13 @@ class SandboxSession:
             self._log("note", {"text": f"calls kept: the request names what they use, not where "
                                        f"{unmet_text(trial.unmet)} puts it", **proposed})
             return calls, done, ""
-        if trial.ok and not any(c.args for c in calls) and not any(
+        if trial.ok and not any(str(a) in table.items for c in calls for a in c.args) and not any(
                 _heard(str(c.args[0]), request, table) for c in trial.unmet):
-            # calls that name no object ("And you open the hand" planned release(), stated as `STRAWBERRY in
-            # GRIPPER` with the strawberry already in the bowl): a goal about an item the request never names is
-            # the model's guess, and a search for it would plan a pickup nobody asked for
-            self._log("note", {"text": f"calls kept: they name no object, and the request does not name what "
+            # calls that name no item ("And you open the hand" planned release(), stated as `STRAWBERRY in
+            # GRIPPER` with the strawberry already in the bowl; "drop it", a lesson's step after the pear was let
+            # go on the plate, planned goto(TABLE), release() as `PEAR on TABLE`): a goal about an item the
+            # request never names is the model's guess, and a search for it would plan a pickup nobody asked for
+            self._log("note", {"text": f"calls kept: they name no item, and the request does not name what "
                                        f"{unmet_text(trial.unmet)} is about", **proposed})
             return calls, done, ""
         why = trial.failed or f"it would not make {unmet_text(trial.unmet)}"
