@@ -243,41 +243,34 @@ def _fill(env, container: str, items: tuple[str, ...]) -> None:
             assert result.ok, (call, result.reason)
 
 
-def test_items_come_back_out_of_a_crowded_bowl_onto_the_table() -> None:
-    # pickup grasps the item it was asked for, not whatever lies highest near it, and closes above the bowl's rim;
-    # last in, first out
+def _fill_and_empty(scene: str, seed: int, container: str, into: tuple[str, ...], out: tuple[str, ...]) -> None:
+    """Put `into` in the container one by one, then take `out` back onto the table: every step works."""
     from situated.sandbox.world import SandboxWorld
-    env = TabletopEnv("fruit_bowl", seed=0)
+    env = TabletopEnv(scene, seed=seed)
     env.slip_probability = 0.0
     try:
-        _fill(env, "bowl", ("banana", "apple", "strawberry"))
+        _fill(env, container, into)
         world = SandboxWorld(env)
-        for item in ("strawberry", "apple", "banana"):
-            for call in (Call("pickup", (item,)), Call("goto", ("table",)), Call("release")):
-                result = world.step(call)
-                assert result.ok, (call, result.reason)
-            assert env.holds(Condition("on", (item, "table")))
-    finally:
-        env.close()
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_items_come_back_out_of_the_box_the_banana_too(seed: int) -> None:
-    # the box is shallow enough for the fingers to reach a banana on its floor with the hand above the rim, and
-    # nothing is dropped where the open fingers could not get past a wall to grasp it again
-    from situated.sandbox.world import SandboxWorld
-    env = TabletopEnv("sorting", seed=seed)
-    env.slip_probability = 0.0
-    try:
-        _fill(env, "box", ("apple", "banana", "pear"))
-        world = SandboxWorld(env)
-        for item in ("banana", "apple", "pear"):
+        for item in out:
             for call in (Call("pickup", (item,)), Call("goto", ("table",)), Call("release")):
                 result = world.step(call)
                 assert result.ok, (item, call, result.reason)
             assert env.holds(Condition("on", (item, "table")))
     finally:
         env.close()
+
+
+def test_items_come_back_out_of_a_crowded_bowl_onto_the_table() -> None:
+    # pickup grasps the item it was asked for, not whatever lies highest near it, and closes above the bowl's rim;
+    # last in, first out
+    _fill_and_empty("fruit_bowl", 0, "bowl", ("banana", "apple", "strawberry"), ("strawberry", "apple", "banana"))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_items_come_back_out_of_the_box_the_banana_too(seed: int) -> None:
+    # the box is shallow enough for the fingers to reach a banana on its floor with the hand above the rim, and
+    # nothing is dropped where the open fingers could not get past a wall to grasp it again
+    _fill_and_empty("sorting", seed, "box", ("apple", "banana", "pear"), ("banana", "apple", "pear"))
 
 
 @pytest.mark.parametrize("item", ["strawberry", "apple", "candy"])
