@@ -35,7 +35,7 @@ import numpy as np
 from ...errors import DataError
 from .arm import FINGER_OPEN, HOME, TICK, Arm, top_down
 from .bodies import Quat, rotation, yaw_of
-from .grasp_planning import HAND_ABOVE, Grasp, hand_overlaps, rank_grasps
+from .grasp_planning import HAND_ABOVE, Grasp, container_of, hand_overlaps, rank_grasps
 from .kinematics import forward
 from .packing import FINGER_MARGIN, REGRASP_MARGIN, Content, discs, free_spot
 from .relations import inside, on_place
@@ -175,11 +175,12 @@ class Skills:
         is wider than every container: below the rim it hits a wall); -inf when it lies in none. A grasp then
         closes higher on the item, down to 8 mm below its top."""
         seen = self.seen
-        for other, body in seen.bodies.items():
-            shape = body.spec.container
-            if shape is not None and other != name and seen.inside(name, other):
-                return float(seen.origin(other)[2]) + shape.rim + HAND_CLEARANCE - HAND_ABOVE
-        return -math.inf
+        other = container_of(seen, name)
+        if other is None:
+            return -math.inf
+        shape = seen.bodies[other].spec.container
+        assert shape is not None
+        return float(seen.origin(other)[2]) + shape.rim + HAND_CLEARANCE - HAND_ABOVE
 
     def grasp_yaw(self, name: str) -> float:
         """The gripper's heading for grasping `name` (its chosen grasp)."""
