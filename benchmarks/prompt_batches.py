@@ -21,6 +21,7 @@ import numpy as np
 
 from prompt_states import first_prompt
 from situated.llm import llamacpp
+from situated.llm.llamacpp_buffers import loading_with_safe_buffers
 from situated.llm.models import model_path
 
 BATCH = 512
@@ -35,8 +36,9 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     messages, _ = first_prompt(args.scene, "put the duck in the tray")
-    llm = llama_cpp.Llama(model_path=str(model_path(args.model)), n_ctx=llamacpp.DEFAULT_N_CTX,
-                          n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
+    with loading_with_safe_buffers():
+        llm = llama_cpp.Llama(model_path=str(model_path(args.model)), n_ctx=llamacpp.DEFAULT_N_CTX,
+                              n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
     text = llamacpp.chat_prompt(llm._model, llm.metadata, messages)
     tokens = llm.tokenize(text.encode("utf-8"), add_bos=True, special=True)
     seconds: dict[int, list[float]] = {llamacpp.CHUNK: [], BATCH: []}

@@ -408,6 +408,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+_SERVER_WITH_SAFE_BUFFERS = (
+    "import runpy\n"
+    "from situated.llm.llamacpp_buffers import loading_with_safe_buffers\n"
+    "held = loading_with_safe_buffers()  # held: a collected generator would restore the defaults at once\n"
+    "held.__enter__()  # for the whole server process: its model loads at start\n"
+    "runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)\n"
+)
+"""`python -m llama_cpp.server`, but with the weights in plain CPU buffers where llama.cpp was built with AMX
+(llamacpp_buffers: its AMX buffers crash llama_decode; the server has no option for that)."""
+
+
 @contextmanager
 def llama_server(*, n_ctx: int, ready_within: float = 120) -> Iterator[str]:
     """llama-cpp-python's own OpenAI-compatible server on the assembled 0.5B model, on loopback: its base URL.
@@ -424,7 +435,7 @@ def llama_server(*, n_ctx: int, ready_within: float = 120) -> Iterator[str]:
     except BackendError as exc:
         pytest.skip(str(exc))
     port = free_port()
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+    command = [sys.executable, "-c", _SERVER_WITH_SAFE_BUFFERS, "--model", str(model), "--host", "127.0.0.1",
                "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", "2", "--verbose", "False"]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=dict(os.environ))
     url = f"http://127.0.0.1:{port}/v1"

@@ -40,6 +40,7 @@ from typing import Any
 from situated.errors import BackendError
 from situated.llm.base import Completion, Scores, parse_json
 from situated.llm.chat_template import chat_template_for
+from situated.llm.llamacpp_buffers import loading_with_safe_buffers
 from situated.llm.llamacpp_disk_states import MIN_DISK_TOKENS, DiskStates
 from situated.llm.models import REGISTRY, Progress, ensure_model
 
@@ -72,15 +73,16 @@ class _Engine:
 
     def __init__(self, path: Path, n_ctx: int, n_threads: int, seed: int, state_cache: int,
                  lora_path: Path | None = None) -> None:
-        self.llama = llama_cpp.Llama(
-            model_path=str(path),
-            lora_path=str(lora_path) if lora_path is not None else None,
-            n_ctx=n_ctx,
-            n_threads=n_threads,
-            n_threads_batch=n_threads,
-            seed=seed,
-            verbose=False,
-        )
+        with loading_with_safe_buffers():
+            self.llama = llama_cpp.Llama(
+                model_path=str(path),
+                lora_path=str(lora_path) if lora_path is not None else None,
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,
+                seed=seed,
+                verbose=False,
+            )
         if lora_path is not None and not getattr(self.llama, "_lora_adapter", None):
             self.llama.close()  # llama-cpp-python checks the adapter against None, not against a NULL pointer
             raise RuntimeError(f"Failed to initialize LoRA adapter from lora path: {lora_path}")

@@ -38,6 +38,7 @@ from situated.errors import BackendError
 from situated.llm.base import Completion
 from situated.llm.chat_template import chat_template_for
 from situated.llm.llamacpp import chat_prompt, common_prefix, json_answer, model_path
+from situated.llm.llamacpp_buffers import model_params
 from situated.llm.models import Progress
 
 try:
@@ -97,9 +98,7 @@ class _BatchedEngine:
                  n_batch: int, unified: bool) -> None:
         n_batch = min(n_batch, total_ctx)
         _logger.set_verbose(False)  # as llama_cpp.Llama(verbose=False) does: llama.cpp's own log stays quiet
-        model_params = llama_cpp.llama_model_default_params()
-        model_params.n_gpu_layers = 0
-        self.model = _internals.LlamaModel(path_model=str(path), params=model_params, verbose=False)
+        self.model = _internals.LlamaModel(path_model=str(path), params=model_params(), verbose=False)
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = total_ctx
         params.n_batch = n_batch
