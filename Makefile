@@ -8,7 +8,8 @@ DEMO_TASK  ?= microwave salmon
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 # llama.cpp's AMX kernels, which -march=native turns on where the CPU has AMX, crash llama_decode (segfault,
 # llama-cpp-python 0.3.36, seen on this project's Xeon machines): the CPU backend is built without them. Set
-# CMAKE_ARGS yourself to build otherwise.
+# CMAKE_ARGS yourself to build otherwise. pip reuses a wheel it cached from an earlier build whatever these flags
+# say; for such an AMX build, situated.llm.llamacpp_buffers keeps the weights out of the AMX buffers at run time.
 ifeq ($(shell uname -m),x86_64)
 NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
 export CMAKE_ARGS ?= -DCMAKE_C_FLAGS="$(NO_AMX)" -DCMAKE_CXX_FLAGS="$(NO_AMX)"
