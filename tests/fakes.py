@@ -25,6 +25,7 @@ from situated.llm.base import Completion
 from situated.llm.chat_template import chat_template_for
 from situated.planners.lesson_end import LESSON_SCHEMA, START_SCHEMA
 from situated.planners.request_kind import REQUEST_SCHEMA
+from situated.planners.taught_reading import READING_SCHEMA, TAUGHT
 from situated.planners.toolcall import answer_call
 from situated.planners.verb_kind import VERB_SCHEMA
 from situated.planners.verb_slip import NOT_TAUGHT, is_slip_verb_schema
@@ -57,7 +58,8 @@ class ScriptedLLM:
         self.side_calls: list[dict[str, Any]] = []
         """Side questions the script had no answer for: a lesson's ("step"), the action word's (the last
         unknown behaviour's name: the first answer stands), the verb's ("other": the first answer stands) and the
-        misheard taught verb's ("new") and the request question's ("request")."""
+        misheard taught verb's ("new"), the request question's ("request") and the reading question's
+        ("taught": the behaviour stands)."""
         self.named = ""
 
     @property
@@ -76,7 +78,8 @@ class ScriptedLLM:
         return Completion(text, finish, self.prompt_tokens, self.completion_tokens, seconds=self.seconds)
 
     def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
-        is_side = schema in (LESSON_SCHEMA, START_SCHEMA, VERB_SCHEMA, REQUEST_SCHEMA) or is_slip_verb_schema(schema)
+        is_side = schema in (LESSON_SCHEMA, START_SCHEMA, VERB_SCHEMA, REQUEST_SCHEMA, READING_SCHEMA) or \
+            is_slip_verb_schema(schema)
         side = "is" if is_side else "action" if set(schema.get("properties", {})) == {"action"} else None
         allowed = schema.get("properties", {}).get(side or "", {}).get("enum")
         if side is not None and not (self.answers and isinstance(self.answers[0], dict)
@@ -89,6 +92,8 @@ class ScriptedLLM:
                 return {"is": "other"}
             if is_slip_verb_schema(schema):  # the verb is none of the taught ones: the lesson begins
                 return {"is": NOT_TAUGHT}
+            if schema is READING_SCHEMA:  # the taught behaviour is what was asked: its effect stands
+                return {"is": TAUGHT}
             if schema is REQUEST_SCHEMA:  # the words ask for something: the lesson begins
                 return {"is": "request"}
             return {"is": "step"} if side == "is" else {"action": self.named}

@@ -42,6 +42,7 @@ from .action_word import action_messages, action_schema
 from .lesson_end import LESSON_END, LESSON_SCHEMA, START_SCHEMA, lesson_messages, start_messages
 from .naming import naming_messages, naming_schema
 from .request_kind import REQUEST_SCHEMA, request_messages
+from .taught_reading import READING_SCHEMA, STATED, reading_messages
 from .verb_kind import NEW as NEW_VERB
 from .verb_kind import VERB_SCHEMA, verb_messages
 from .verb_slip import slip_verb_messages, slip_verb_schema
@@ -1204,6 +1205,13 @@ class ToolCallPlanner:
             return None, Usage(calls=1)
         name = value.get("is") if isinstance(value, dict) else None
         return (name if isinstance(name, str) and name in taught else None), usage
+
+    def asks_stated(self, utterance: str, name: str, does: str, outcome: Sequence[str],
+                    stated: Sequence[str]) -> tuple[bool, Usage]:
+        """The reading question (`taught_reading`): do the words of `utterance` ask for the `stated` result
+        rather than the taught behaviour `name` (what it `does`, its `outcome`)? False when the backend fails or
+        answers out of form: the taught behaviour stands, as before the question."""
+        return self._is(reading_messages(utterance, name, does, outcome, stated), READING_SCHEMA, STATED)
 
     def lesson_over(self, name: str, utterance: str) -> tuple[bool, Usage]:
         """The lesson side question (`lesson_end`): do the person's words say the lesson of `name` is over rather
