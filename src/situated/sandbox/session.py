@@ -781,8 +781,13 @@ class SandboxSession:
     def _let_go_here(request: str, table: TableCopy, calls: Sequence[Call]) -> tuple[Call, ...] | None:
         """`goto(P), release()` with an item in the gripper, over another container or place, where the request
         never names P: the person said to let go, not where ("drop it" right after "go to the box", planned over
-        the TABLE). The release alone, where the arm is; None otherwise."""
-        if (len(calls) != 2 or table.held is None or calls[0].action != "goto" or len(calls[0].args) != 1
+        the TABLE). A pickup of the item already held before them changes nothing and does not count ("and let it
+        go", a lesson's step over the tray, planned pickup(CANDY), goto(TABLE), release() on a held-out session).
+        The release alone, where the arm is; None otherwise."""
+        held = table.held
+        if calls and held is not None and calls[0].action == "pickup" and [str(a) for a in calls[0].args] == [held]:
+            calls = calls[1:]
+        if (len(calls) != 2 or held is None or calls[0].action != "goto" or len(calls[0].args) != 1
                 or calls[1].action != "release" or calls[1].args):
             return None
         place = str(calls[0].args[0])
