@@ -40,6 +40,16 @@ def test_a_lone_pickup_for_a_verb_of_its_own_starts_a_lesson(fresh: TabletopEnv,
         assert s.confirm().execution.ok and s.check("'duck' in 'hands'")
 
 
+def test_a_lone_pickup_for_a_verb_of_its_own_starts_a_lesson_with_the_item_misspelt(fresh: TabletopEnv,
+                                                                                      tmp_path) -> None:
+    # measured on a held-out session: "can you tuck the dock" was planned pickup('duck') and no lesson began
+    llm = ScriptedLLM([PICKUP_DUCK, {"action": "tuck"}, {"is": "other"}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say("can you tuck the dock")
+        assert reply.kind == "teach" and s.teaching.name == "tuck" and s.teaching.objects == ("duck",), reply.say
+        assert not s.check("'duck' in 'hands'")
+
+
 def test_a_pickup_said_as_pick_up_asks_no_verb_question(fresh: TabletopEnv, tmp_path) -> None:
     llm = ScriptedLLM([PICKUP_DUCK, {"action": "pick"}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:

@@ -574,7 +574,11 @@ class SandboxSession:
                 or answer.calls[-1] is not core[0] or not core[0].args):
             return reply
         word = self._action_of(request)
-        if word is None or word == NO_ACTION or any(said(o.name, word) for o in self.objects):
+        # the action word is an object's name, as said or one slip off — unless the request says that object in
+        # other words too ("can you tuck the dock", the duck: measured on a held-out session, no lesson began)
+        rest = _heard_as(request, [word], " ") if word not in (None, NO_ACTION) else request
+        if word is None or word == NO_ACTION or any(said(o.name, word) and not said(o.name, rest)
+                                                    for o in self.objects):
             return reply
         taught = [a.name for a in self.space.actions if isinstance(a, Behaviour)]
         if (slip := next((t for t in taught if t != word and names_known(word, [t], parts=False)), None)) is not None:
