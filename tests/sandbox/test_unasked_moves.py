@@ -68,3 +68,20 @@ def test_a_request_read_as_a_request_keeps_its_calls(fresh: TabletopEnv, tmp_pat
         with SandboxSession(fresh, llm, lib) as s:
             reply = s.say("wrap something for me")
             assert reply.kind == "plan" and reply.plan.text.startswith("wrap('candy')"), reply.say
+
+
+def test_a_taught_call_that_would_change_nothing_is_planned_for_the_item_the_request_names(
+        fresh: TabletopEnv, tmp_path) -> None:
+    # measured on a held-out session: "Dish up the banana, and the apple after it" planned with the pear, on the
+    # plate already, for the apple
+    llm = ScriptedLLM([wrap("duck"), wrap("ball", "duck")])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib:
+        lib.add_behaviour("wrap", ["item"], "Put the item in the gift bag.", WRAP_BODY, ["pickup", "goto", "release"])
+        with SandboxSession(fresh, llm, lib) as s:
+            assert s.say("wrap the duck").kind == "plan" and s.confirm().execution.ok
+            reply = s.say("wrap the ball, and the cube after it")
+            assert reply.kind == "plan" and reply.plan.text.startswith("wrap('ball')\nwrap('cube')"), reply.say
+            assert "you named the cube" in reply.say
+            assert s.confirm().say == "Done."
+            assert all(s.check(f"'{i}' in 'gift_bag'") for i in ("duck", "ball", "cube"))
+            assert s.check("'candy' on 'table'")

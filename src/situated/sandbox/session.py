@@ -1012,6 +1012,8 @@ class SandboxSession:
             at = try_plan([call], self.space, at).after
         if not left_out or not rest:
             return None
+        if (swapped := self._for_the_item_said(request, table, calls, goal, left_out, proposed)) is not None:
+            return swapped
         so = [c for c in goal if table.holds(c)]
         left = tuple(c for c in goal if c not in so)
         trial = try_plan(rest, self.space, table, left)
@@ -1023,6 +1025,32 @@ class SandboxSession:
         return (tuple(rest), left or moved(table, trial.after),
                 f"{_so_already([_where(table, i) for i in done])}, so I left {'it' if len(done) == 1 else 'them'} "
                 "there.")
+
+    def _for_the_item_said(self, request: str, table: TableCopy, calls: Sequence[Call], goal: Sequence[Condition],
+                           left_out: Sequence[Call],
+                           proposed: dict[str, Any]) -> tuple[tuple[Call, ...], tuple[Condition, ...], str] | None:
+        """The one taught call that would change nothing, for an item the request never names, planned instead for
+        the one item the request names that no call nor the goal uses: the model wrote one item for another
+        ("Dish up the banana, and the apple after it" planned dish('banana'), dish('pear') with the pear on the
+        plate already, on a held-out session). None unless the calls then run on the copy."""
+        used = {str(a) for c in calls for a in c.args} | {str(a) for c in goal for a in c.args}
+        unused = sorted(i for i in table.items if i not in used and i != table.held and said(i, request))
+        if len(left_out) != 1 or len(unused) != 1:
+            return None
+        [wrong], [item] = left_out, unused
+        was = [str(a) for a in wrong.args if str(a) in table.items]
+        if len(was) != 1:
+            return None
+        fixed = tuple(Call(c.action, tuple(item if str(a) == was[0] else a for a in c.args)) if c is wrong else c
+                      for c in calls)
+        trial = try_plan(fixed, self.space, table)
+        done = moved(table, trial.after)
+        if not trial.ok or item not in {str(c.args[0]) for c in done}:
+            return None
+        self._log("note", {"text": f"{call_text(wrong)} would change nothing, and the request names the "
+                                   f"{_words(item)}: planned for it", **proposed})
+        return fixed, done, f"The {_words(was[0])} is where {wrong.action} puts it already; you named the " \
+                            f"{_words(item)}, so I planned that instead."
 
     def _completed(self, found: Sequence[Call], calls: Sequence[Call], goal: Sequence[Condition],
                    unmet: Sequence[Condition], why: str,
