@@ -58,8 +58,8 @@ class ScriptedLLM:
         self.side_calls: list[dict[str, Any]] = []
         """Side questions the script had no answer for: a lesson's ("step"), the action word's (the last
         unknown behaviour's name: the first answer stands), the verb's ("other": the first answer stands) and the
-        misheard taught verb's ("new"), the request question's ("request") and the reading question's
-        ("taught": the behaviour stands)."""
+        misheard taught verb's ("new"), the request question's ("request"), the reading question's
+        ("taught": the behaviour stands) and the place question's (no answer: the calls stand)."""
         self.named = ""
 
     @property
@@ -80,7 +80,8 @@ class ScriptedLLM:
     def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
         is_side = schema in (LESSON_SCHEMA, START_SCHEMA, VERB_SCHEMA, REQUEST_SCHEMA, READING_SCHEMA) or \
             is_slip_verb_schema(schema)
-        side = "is" if is_side else "action" if set(schema.get("properties", {})) == {"action"} else None
+        props = set(schema.get("properties", {}))
+        side = "is" if is_side else "action" if props == {"action"} else "place" if props == {"place"} else None
         allowed = schema.get("properties", {}).get(side or "", {}).get("enum")
         if side is not None and not (self.answers and isinstance(self.answers[0], dict)
                                      and set(self.answers[0]) == {side}
@@ -96,6 +97,8 @@ class ScriptedLLM:
                 return {"is": TAUGHT}
             if schema is REQUEST_SCHEMA:  # the words ask for something: the lesson begins
                 return {"is": "request"}
+            if side == "place":  # the place question, unscripted: no answer, the calls stand
+                return {}
             return {"is": "step"} if side == "is" else {"action": self.named}
         self.calls.append({"messages": messages, "schema": schema, **options})
         if not self.answers:

@@ -41,6 +41,7 @@ from ..program import DANGEROUS_NAMES, Call, Condition
 from .action_word import action_messages, action_schema
 from .lesson_end import LESSON_END, LESSON_SCHEMA, START_SCHEMA, lesson_messages, start_messages
 from .naming import naming_messages, naming_schema
+from .place_meant import place_messages, place_schema
 from .request_kind import REQUEST_SCHEMA, request_messages
 from .taught_reading import READING_SCHEMA, STATED, reading_messages
 from .verb_kind import NEW as NEW_VERB
@@ -1205,6 +1206,18 @@ class ToolCallPlanner:
             return None, Usage(calls=1)
         name = value.get("is") if isinstance(value, dict) else None
         return (name if isinstance(name, str) and name in taught else None), usage
+
+    def place_meant(self, utterance: str, places: tuple[str, str]) -> tuple[str | None, Usage]:
+        """The place question (`place_meant`): which of the two `places` (plan names) the words of `utterance`
+        mean in the end; None when the backend fails or answers out of form: the plan stands as it is."""
+        said_as = {name: name.replace("_", " ") for name in places}
+        pair = tuple(sorted(said_as.values()))
+        try:
+            value, usage = self._ask(place_messages(utterance, pair), place_schema(pair))
+        except BackendError:
+            return None, Usage(calls=1)
+        place = value.get("place") if isinstance(value, dict) else None
+        return next((n for n, w in said_as.items() if w == place), None), usage
 
     def asks_stated(self, utterance: str, name: str, does: str, outcome: Sequence[str],
                     stated: Sequence[str]) -> tuple[bool, Usage]:

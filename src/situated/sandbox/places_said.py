@@ -60,3 +60,38 @@ def _visited_empty(calls: tuple[Call, ...], place: str, table: TableCopy) -> boo
         elif call.action == "release":
             holding = False
     return False
+
+
+def _spelt(request: str, table: TableCopy) -> list[str]:
+    """The containers and places the request says by a word of their name, spelt as it is."""
+    words = set(re.findall(r"[a-z]+", request.lower()))
+    return [p for p in sorted(table.containers | table.places) if words & {w for w in p.split("_") if len(w) >= 3}]
+
+
+def two_places(answer: PlannedCalls, request: str, table: TableCopy) -> tuple[str, str] | None:
+    """(the place the calls go to, the other) where the request names exactly two places, the calls go to one of
+    them, neither the calls nor the goal use the other, and no item the plan is about (nor the held one) stands
+    there — a place things come from is no correction ("take the cube off the tray and put it in the box").
+    None otherwise: there is nothing to ask (`planners/place_meant.py`)."""
+    named = _spelt(request, table)
+    if len(named) != 2:
+        return None
+    visited = [p for p in named if any(c.action == "goto" and [str(a) for a in c.args] == [p] for c in answer.calls)]
+    if len(visited) != 1:
+        return None
+    [was] = visited
+    [other] = [p for p in named if p != was]
+    used = {str(a) for c in (*answer.calls, *answer.goal) for a in c.args}
+    about = {str(a) for c in (*answer.calls, *answer.goal) for a in c.args if str(a) in table.items}
+    if other in used or any(table.where.get(i) == other for i in about | {table.held}):
+        return None
+    return was, other
+
+
+def with_place(answer: PlannedCalls, was: str, now: str, table: TableCopy) -> PlannedCalls:
+    """The answer with the place `was` written as `now`, in its calls and its goal."""
+    kind = "inside" if now in table.containers else "on"
+    goal = tuple(Condition(kind if c.kind in MOVES else c.kind, tuple(now if str(a) == was else a for a in c.args),
+                           c.negated) for c in answer.goal)
+    calls = tuple(Call(c.action, tuple(now if str(a) == was else a for a in c.args)) for c in answer.calls)
+    return PlannedCalls(calls, goal)

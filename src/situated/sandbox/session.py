@@ -74,7 +74,7 @@ from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
 from .motions import DemoSkill, DemoStep, learn_from_demo, object_position
 from .objects import containers_of, pointed_description, scene_entries, taught_kind
-from .places_said import meant_place
+from .places_said import meant_place, two_places, with_place
 from .replies import CallOutcome, Execution, Plan, Reply, SkillOutcome, Taught
 from .table_copy import GRIPPER_WORDS, TABLE, TableCopy
 from .teaching import Teaching, is_abort, is_done
@@ -286,6 +286,7 @@ class SandboxSession:
                                        f"{_words(now)}", "proposed": [call_text(c) for c in reply.answer.calls],
                                "goal": [condition_text(c) for c in reply.answer.goal]})
             reply = replace(reply, answer=answer, raw=answer_of_calls(answer.calls, answer.goal))
+        reply = self._place_corrected(request, reply, table)
         self.last = ""
         answer = reply.answer
         raw = reply.raw
@@ -691,6 +692,25 @@ class SandboxSession:
                                    f"did not", "proposed": [call_text(c) for c in answer.calls],
                            "goal": [condition_text(c) for c in answer.goal]})
         return again
+
+    def _place_corrected(self, request: str, reply: PlannerReply, table: TableCopy) -> PlannerReply:
+        """Calls that go to one of two places the request names, the other unused and no source (`two_places`),
+        with the place the model reads the words to mean in the end (`planners/place_meant.py`): "go to the plate,
+        no, sorry, the box" was planned goto('plate') on a held-out session. The calls stand when it reads the
+        place they use."""
+        answer = reply.answer
+        if not isinstance(answer, PlannedCalls) or (pair := two_places(answer, request, table)) is None:
+            return reply
+        place, usage = self.planner.place_meant(request, pair)
+        self._used(usage, "word")
+        was, other = pair
+        if place != other:
+            return reply
+        fixed = with_place(answer, was, other, table)
+        self._log("note", {"text": f"the request means the {_words(other)}, not the {_words(was)}, as the model "
+                                   "read it", "proposed": [call_text(c) for c in answer.calls],
+                           "goal": [condition_text(c) for c in answer.goal]})
+        return replace(reply, answer=fixed, raw=answer_of_calls(fixed.calls, fixed.goal))
 
     def _unreferred(self, request: str, reply: PlannerReply, state: TableState, held: str | None) -> PlannerReply:
         """Calls that move items the request never names, none of them held or in the last request's answer
