@@ -8,10 +8,6 @@ again with SITUATED_CASSETTE_MODE=record, which runs the real model)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any
-
 import pytest
 
 from fakes import CASSETTES
@@ -19,15 +15,10 @@ from fakes import CASSETTES
 pytest.importorskip("pybullet")
 pytest.importorskip("movement_primitives")
 
-from situated.envs.tabletop import TabletopEnv
-from situated.llm import cassette
-from situated.sandbox import SkillLibrary
-from situated.sandbox.script import Step, read_script, run_script
-from situated.sandbox.session import SandboxSession
+from recorded_sessions import met, replies, run_recorded
+from situated.sandbox.script import Step
 
-MODEL = "llamacpp:qwen2.5-coder-1.5b"
 CASSETTE = CASSETTES / "sandbox_place_corrected_1.5b.jsonl"
-MODE = os.environ.get("SITUATED_CASSETTE_MODE", "replay")
 SCRIPT = """\
 # situated-session/1
 # scene: sorting
@@ -45,29 +36,8 @@ expect: not 'bottle' in 'plate'
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> list[Step]:
-    if MODE == "replay" and not CASSETTE.is_file():
-        pytest.fail(f"cassette {CASSETTE} missing; record it with SITUATED_CASSETTE_MODE=record")
-    folder: Path = tmp_path_factory.mktemp("place_corrected")
-    script = folder / "trash.session"
-    script.write_text(SCRIPT)
-    llm = cassette.wrap(MODEL, CASSETTE, mode=MODE, n_threads=1)
-    steps: list[Step] = []
-    env = TabletopEnv("sorting", seed=0)
-    try:
-        with SkillLibrary.open(folder / "lib.db") as lib, SandboxSession(env, llm, lib, scene="sorting",
-                                                                         model=MODEL) as session:
-            run_script(session, read_script(script), steps.append)
-    finally:
-        env.close()
+    [steps] = run_recorded(CASSETTE, tmp_path_factory.mktemp("place_corrected"), [SCRIPT], scene="sorting")
     return steps
-
-
-def replies(steps: list[Step], number: int) -> list[Any]:
-    return [r for s in steps if s.line.number == number for r in s.replies]
-
-
-def met(steps: list[Step], number: int) -> bool:
-    return next(s.met for s in steps if s.line.number == number)
 
 
 def test_the_step_goes_to_the_place_meant_in_the_end(run: list[Step]) -> None:

@@ -9,8 +9,6 @@ again with SITUATED_CASSETTE_MODE=record, which runs the real model)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,15 +18,10 @@ from fakes import CASSETTES
 pytest.importorskip("pybullet")
 pytest.importorskip("movement_primitives")
 
-from situated.envs.tabletop import TabletopEnv
-from situated.llm import cassette
-from situated.sandbox import SkillLibrary
-from situated.sandbox.script import Step, read_script, run_script
-from situated.sandbox.session import SandboxSession
+from recorded_sessions import met, replies, run_recorded
+from situated.sandbox.script import Step
 
-MODEL = "llamacpp:qwen2.5-coder-1.5b"
 CASSETTE = CASSETTES / "sandbox_taught_not_asked_1.5b.jsonl"
-MODE = os.environ.get("SITUATED_CASSETTE_MODE", "replay")
 LESSON = """\
 # situated-session/1
 user: Hello robot! How are you today?
@@ -57,32 +50,8 @@ expect: not 'cube' in 'gift_bag'
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Step], list[Step]]:
     """The lesson in one session; the later requests in a new one on the same library (a new process)."""
-    if MODE == "replay" and not CASSETTE.is_file():
-        pytest.fail(f"cassette {CASSETTE} missing; record it with SITUATED_CASSETTE_MODE=record")
-    folder: Path = tmp_path_factory.mktemp("taught")
-    llm = cassette.wrap(MODEL, CASSETTE, mode=MODE, n_threads=1)
-    runs: list[list[Step]] = []
-    for name, text in (("lesson", LESSON), ("later", LATER)):
-        script = folder / f"{name}.session"
-        script.write_text(text)
-        steps: list[Step] = []
-        env = TabletopEnv("gift_bag", seed=0)
-        try:
-            with SkillLibrary.open(folder / "lib.db") as lib, SandboxSession(env, llm, lib, scene="gift_bag",
-                                                                             model=MODEL) as session:
-                run_script(session, read_script(script), steps.append)
-        finally:
-            env.close()
-        runs.append(steps)
-    return runs[0], runs[1]
-
-
-def replies(steps: list[Step], number: int) -> list[Any]:
-    return [r for s in steps if s.line.number == number for r in s.replies]
-
-
-def met(steps: list[Step], number: int) -> bool:
-    return next(s.met for s in steps if s.line.number == number)
+    lesson, later = run_recorded(CASSETTE, tmp_path_factory.mktemp("taught"), [LESSON, LATER])
+    return lesson, later
 
 
 def test_the_taught_verb_still_runs_the_behaviour(run: Any) -> None:
