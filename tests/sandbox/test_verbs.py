@@ -249,3 +249,15 @@ def test_calls_that_name_only_a_place_are_not_searched_into_a_pickup(fresh: Tabl
         assert shown.kind == "plan" and "pickup" not in shown.plan.text, shown.plan.text
         s.confirm()
         assert s.check("'duck' in 'tray'") and not s.check("'duck' in 'hands'")
+
+
+def test_pick_up_is_no_slip_of_a_taught_pack(fresh: TabletopEnv, tmp_path) -> None:
+    # measured on a development session: "pick up the apple" after `pack` was taught was planned pack('apple')
+    llm = ScriptedLLM([PICKUP_DUCK, {"action": "pick"}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib:
+        lib.add_behaviour("pack", ["item"], "Put the item in the tray.", "pickup(item)\ngoto('tray')\nrelease()",
+                          ["pickup", "goto", "release"])
+        with SandboxSession(fresh, llm, lib) as s:
+            reply = s.say("pick up the duck")
+            assert reply.kind == "plan" and reply.plan.text == "pickup('duck')\n", reply.say
+            assert s.confirm().execution.ok and s.check("'duck' in 'hands'")

@@ -581,6 +581,8 @@ class SandboxSession:
         if word is None or word == NO_ACTION or any(said(o.name, word) and not said(o.name, rest)
                                                     for o in self.objects):
             return reply
+        if word in self.planner.call_words(self.space, self.objects, self.memory, containers_of(self.env)):
+            return reply   # a word the skills are called by is no slip of a taught verb ("pick up" is not `pack`)
         taught = [a.name for a in self.space.actions if isinstance(a, Behaviour)]
         if (slip := next((t for t in taught if t != word and names_known(word, [t], parts=False)), None)) is not None:
             # a slip of a taught verb ("prak the ball" after `park` was taught): asked again with the verb as taught
@@ -592,8 +594,7 @@ class SandboxSession:
                                    "proposed": [call_text(c) for c in answer.calls]})
                 return again
             return reply
-        if (word in self.planner.call_words(self.space, self.objects, self.memory, containers_of(self.env))
-                or names_known(word, [a.name for a in self.space.actions]) or self._name_problem(word, "behaviour")):
+        if names_known(word, [a.name for a in self.space.actions]) or self._name_problem(word, "behaviour"):
             return reply
         item = str(core[0].args[0])
         if not self._verb_is_new(word, request) or not _heard(item, request, table):
