@@ -17,6 +17,7 @@ import llama_cpp
 import numpy as np
 
 from situated.errors import BackendError
+from situated.llm.jump_forward import ForcedText, JsonSpacing
 
 PENALTY_LAST_N = 64
 """llama-cpp-python's default `last_n_tokens_size`: the penalty counts the last 64 generated tokens."""
@@ -89,9 +90,15 @@ class GreedyFirstGrammar:
     row = -1
 
     def __init__(
-        self, ctx: Any, vocab: Any, n_vocab: int, grammar: str, frequency_penalty: float, where: str
+        self, ctx: Any, vocab: Any, n_vocab: int, grammar: str, frequency_penalty: float, where: str,
+        forced: ForcedText | None = None,
     ):
+        """`forced`: find the text the grammar forces after each token (`jump_forward`), for JSON answers."""
         self._ctx, self._n_vocab = ctx, n_vocab
+        self._forced = forced
+        self._spacing = JsonSpacing()
+        self.jumps = 0
+        """Forced characters appended without a model step."""
         self._penalty = _Penalised(frequency_penalty)
         self._grammar = init_grammar(vocab, grammar, where)
         self._one = (llama_cpp.llama_token_data * 1)()
@@ -145,6 +152,28 @@ class GreedyFirstGrammar:
             llama_cpp.llama_sampler_accept(self._grammar, token)
             self._penalty.accept(token)
         return token
+
+    @property
+    def jumps_forward(self) -> bool:
+        return self._forced is not None
+
+    def feed(self, text: str) -> None:
+        """Tell the JSON spacing what the chosen token wrote."""
+        self._spacing.feed(text)
+
+    def forced(self, limit: int) -> tuple[str, bool]:
+        """The text the grammar forces from here (accepted into it), and whether the answer is then complete;
+        ("", False) without jump-forward."""
+        if self._forced is None or self._grammar is None:
+            return "", False
+        text, done = self._forced.run(self._grammar, self._spacing, limit)
+        self.jumps += len(text)
+        return text, done
+
+    def accept_forced(self, tokens: list[int]) -> None:
+        """Count the tokens that carry forced text in the frequency penalty, as if the model had chosen them."""
+        for token in tokens:
+            self._penalty.accept(token)
 
     def close(self) -> None:
         if self._grammar:

@@ -93,12 +93,22 @@ class _Engine:
         self.vocab = self.llama._model.vocab
         self.reusable = 0
         """Leading live tokens whose KV came from whole chunks of a prompt evaluation."""
+        self._forced_text: Any = None
         self.disk: DiskStates | None = None
         """Saved states on disk for conversations (`LlamaCppLLM(prompt_states=...)`); None: memory only."""
 
     @property
     def ctx(self) -> Any:
         return self.llama.ctx
+
+    @property
+    def forced_text(self) -> Any:
+        """The model's `jump_forward.ForcedText` (its single-character tokens), built on first use."""
+        if self._forced_text is None:
+            from situated.llm.jump_forward import ForcedText
+
+            self._forced_text = ForcedText(self.llama, self.vocab, self.n_vocab)
+        return self._forced_text
 
     def live_tokens(self) -> list[int]:
         return self.llama.input_ids[: self.llama.n_tokens].tolist()
@@ -282,14 +292,15 @@ def chat_prompt(model: Any, metadata: dict[str, str], messages: list[dict]) -> s
 
 
 def json_answer(llm: Any, messages: list[dict], schema: dict, *, max_tokens: int, temperature: float,
-                seed: int) -> Any:
-    """`llm.json` for the embedded backends: the chat prompt completed under the schema's grammar, then parsed."""
+                seed: int, complete: Any = None) -> Any:
+    """`llm.json` for the embedded backends: the chat prompt completed under the schema's grammar (by `complete`,
+    default `llm.complete`), then parsed."""
     try:
         grammar = json_schema_to_gbnf(jsonlib.dumps(schema))
     except (ValueError, KeyError, TypeError, NotImplementedError) as exc:
         raise BackendError(f"{llm.uri}: cannot turn the JSON schema into a grammar: {exc}") from None
-    done = llm.complete(llm.chat_prompt(messages), max_tokens=max_tokens, temperature=temperature,
-                        grammar=grammar, seed=seed)
+    done = (complete or llm.complete)(llm.chat_prompt(messages), max_tokens=max_tokens, temperature=temperature,
+                                      grammar=grammar, seed=seed)
     if done.finish_reason == "length":
         raise BackendError(f"{llm.uri}: JSON answer cut off at max_tokens={max_tokens}: {done.text[:80]!r}")
     return parse_json(done.text, schema, llm.uri)
@@ -319,8 +330,12 @@ class LlamaCppLLM:
         lora_path: str | Path | None = None,
         exact_prefix: bool = True,
         prompt_states: str | Path | None = None,
+        jump_forward: bool = False,
     ) -> None:
         """`lora_path`: a LoRA adapter in llama.cpp's GGUF format applied to the model (`navigate --lora`).
+        `jump_forward`: JSON answers at temperature 0 append the text their grammar forces without a model step
+        (`jump_forward`). Off by default: on the sandbox's sessions it met fewer expectations and saved no model
+        time (`benchmarks/sandbox_jump_forward.py`, docs/benchmarks.md).
         `exact_prefix=False`: a conversation; every cached token a prompt shares is reused (module docstring).
         `prompt_states`: a directory where a conversation's fresh prompts leave their KV state, for a later
         process to start from (`llamacpp_disk_states`)."""
@@ -333,6 +348,7 @@ class LlamaCppLLM:
         self.grammar_mode = grammar_mode
         self.reuse_prefix = reuse_prefix
         self.exact_prefix = exact_prefix
+        self.jump_forward = jump_forward
         path = model_path(target, progress)
         self.path = path
         lora = Path(lora_path).expanduser() if lora_path is not None else None
@@ -348,6 +364,18 @@ class LlamaCppLLM:
 
     def complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
                  frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0) -> Completion:
+        return self._complete(prompt, stop=stop, max_tokens=max_tokens, temperature=temperature,
+                              frequency_penalty=frequency_penalty, grammar=grammar, seed=seed, jump=False)
+
+    def _complete_json(self, prompt: str, *, max_tokens: int, temperature: float, grammar: str,
+                       seed: int) -> Completion:
+        """A JSON answer's completion: with jump-forward when it is on and decoding is greedy."""
+        return self._complete(prompt, max_tokens=max_tokens, temperature=temperature, grammar=grammar, seed=seed,
+                              jump=self.jump_forward and temperature <= 0.0 and self.grammar_mode == "greedy-first")
+
+    def _complete(self, prompt: str, *, stop: Sequence[str] = (), max_tokens: int = 256, temperature: float = 0.0,
+                  frequency_penalty: float = 0.0, grammar: str | None = None, seed: int = 0,
+                  jump: bool = False) -> Completion:
         start = time.perf_counter()
         engine = self._engine
         llama = engine.llama
@@ -359,7 +387,7 @@ class LlamaCppLLM:
         stops = [s.encode("utf-8") for s in stop if s]
         with engine.lock:
             cached = engine.prepare(tokens, self.reuse_prefix, self.exact_prefix)
-            selector = self._selector(grammar, temperature, frequency_penalty, seed)
+            selector = self._selector(grammar, temperature, frequency_penalty, seed, jump)
             try:
                 out, finish, n_out = self._generate(selector, stops, max_tokens)
             finally:
@@ -381,15 +409,14 @@ class LlamaCppLLM:
                                    reuse_prefix=self.reuse_prefix, where=self.uri)
 
     def _selector(
-        self, grammar: str | None, temperature: float, frequency_penalty: float, seed: int
+        self, grammar: str | None, temperature: float, frequency_penalty: float, seed: int, jump: bool = False
     ) -> gs.TokenSelector:
         e = self._engine
         if temperature <= 0.0 and grammar is None:
             return gs.Greedy(e.ctx, e.n_vocab, frequency_penalty)
         if temperature <= 0.0 and self.grammar_mode == "greedy-first":
-            return gs.GreedyFirstGrammar(
-                e.ctx, e.vocab, e.n_vocab, grammar or "", frequency_penalty, self.uri
-            )
+            return gs.GreedyFirstGrammar(e.ctx, e.vocab, e.n_vocab, grammar or "", frequency_penalty, self.uri,
+                                         forced=e.forced_text if jump and grammar is not None else None)
         if grammar is not None and self.grammar_mode == "greedy-first":
             from situated.llm.llamacpp_sampling import SampleFirstGrammar
 
@@ -409,7 +436,11 @@ class LlamaCppLLM:
     def _generate(
         self, selector: gs.TokenSelector, stops: list[bytes], max_tokens: int
     ) -> tuple[bytes, str, int]:
-        """Sample up to `max_tokens`; return (bytes, finish_reason, completion token count)."""
+        """Sample up to `max_tokens`; return (bytes, finish_reason, completion token count). With a jump-forward
+        selector, the text its grammar forces after each chosen token is evaluated with that token in one batch and
+        counted as completion tokens."""
+        if isinstance(selector, gs.GreedyFirstGrammar) and selector.jumps_forward:
+            return self._generate_jumping(selector, max_tokens)
         llama = self._engine.llama
         out = b""
         longest_stop = max((len(s) for s in stops), default=0)
@@ -431,6 +462,41 @@ class LlamaCppLLM:
             llama.eval([token])
         return out, "length", max_tokens
 
+    def _generate_jumping(self, selector: gs.GreedyFirstGrammar, max_tokens: int) -> tuple[bytes, str, int]:
+        """`_generate` for a JSON answer with jump-forward (no stop strings: the grammar ends the answer)."""
+        llama = self._engine.llama
+        text, done = selector.forced(max_tokens)
+        out, n = text.encode("utf-8"), 0
+        if text:
+            batch = self._tokens(out)
+            n = len(batch)
+            if done or n >= max_tokens or llama.n_tokens + n >= self.n_ctx:
+                return out, "stop" if done else "length", n
+            selector.accept_forced(batch)
+            llama.eval(batch)
+        while n < max_tokens:
+            token = selector.select()
+            if token is None or llama_cpp.llama_vocab_is_eog(self._engine.vocab, token):
+                return out, "stop", n
+            piece = llama.detokenize([token])
+            selector.feed(piece.decode("utf-8", errors="ignore"))
+            text, done = selector.forced(max_tokens - n)
+            batch = [token]
+            if text:
+                batch = self._tokens(piece + text.encode("utf-8"))  # re-tokenized, as the next prompt will be
+                selector.accept_forced(batch[1:])
+            out += piece + text.encode("utf-8")
+            n += len(batch)
+            if done:
+                return out, "stop", n
+            if n >= max_tokens or llama.n_tokens + len(batch) >= self.n_ctx:
+                return out, "length", n
+            llama.eval(batch)
+        return out, "length", n
+
+    def _tokens(self, data: bytes) -> list[int]:
+        return self._engine.llama.tokenize(data, add_bos=False, special=False)
+
     def chat_prompt(self, messages: list[dict]) -> str:
         """`messages` rendered with the model's own chat template (ChatML when the GGUF carries none)."""
         return chat_prompt(self._engine.llama._model, self._engine.llama.metadata, messages)
@@ -444,4 +510,5 @@ class LlamaCppLLM:
         temperature: float = 0.0,
         seed: int = 0,
     ) -> Any:
-        return json_answer(self, messages, schema, max_tokens=max_tokens, temperature=temperature, seed=seed)
+        return json_answer(self, messages, schema, max_tokens=max_tokens, temperature=temperature, seed=seed,
+                           complete=self._complete_json)
