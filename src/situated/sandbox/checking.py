@@ -186,3 +186,14 @@ def without_regrasps(calls: Sequence[Call], space: ActionSpace, table: TableCopy
                 continue
         i += 1
     return tuple(out)
+
+
+def without_held_pickup(calls: Sequence[Call], held: str | None) -> tuple[Call, ...]:
+    """`calls` without the pickups of the item the gripper already holds, before anything is released."""
+    out, released = [], False
+    for call in calls:
+        if call.action == "pickup" and held is not None and not released and [str(a) for a in call.args] == [held]:
+            continue
+        released = released or call.action == "release"
+        out.append(call)
+    return tuple(out)

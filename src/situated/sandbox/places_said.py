@@ -7,6 +7,11 @@ exactly one other place by a word of its name, spelt as it is (a slip is not eno
 boks" does not say the plate), that is neither where those items already are nor one the calls visit with the
 gripper empty, that place is meant: the goal and the calls are written with it. Read against the model's answer
 and the scene's names, never as patterns over the words alone.
+
+The arm's home is such a place too (`go_home`): where the request names no container or place but says the
+home, and the plan sets the held item down on a place the request never names, the arm goes home holding it
+(measured: "then bring it back up to your home position", a lesson's step with the apple in hand, planned
+`goto('table'), release()`, and the lesson learnt to put things on the table).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import re
 
 from ..planners.toolcall import PlannedCalls, said
 from ..program import Call, Condition
-from .table_copy import TableCopy
+from .table_copy import HOME, TableCopy
 
 MOVES = ("inside", "on")
 """Goal conditions that put an item somewhere."""
@@ -34,6 +39,9 @@ def meant_place(answer: PlannedCalls, request: str, table: TableCopy) -> tuple[P
     places = sorted(table.containers | table.places)
     words = set(re.findall(r"[a-z]+", request.lower()))
     named = [p for p in places if p != was and words & {w for w in p.split("_") if len(w) >= 3}]
+    if not named and HOME in words:
+        home = _home_holding(answer, moves, was, table)
+        return (home, was, HOME) if home is not None else None
     if len(named) != 1:
         return None
     [now] = named
@@ -47,6 +55,20 @@ def meant_place(answer: PlannedCalls, request: str, table: TableCopy) -> tuple[P
     goal = tuple(Condition(kind, (c.args[0], now)) if c in moves else c for c in answer.goal)
     calls = tuple(Call(c.action, tuple(now if str(a) == was else a for a in c.args)) for c in answer.calls)
     return PlannedCalls(calls, goal), was, now
+
+
+def _home_holding(answer: PlannedCalls, moves: list[Condition], was: str,
+                  table: TableCopy) -> PlannedCalls | None:
+    """The answer as going home with the held item, when all it does is set that item down at `was`: its calls
+    are `goto(was)` and `release()` only, and its moves are about the held item alone; None otherwise."""
+    held = table.held
+    if held is None or {str(c.args[0]) for c in moves} != {held}:
+        return None
+    if not answer.calls or any((c.action, tuple(map(str, c.args))) not in {("goto", (was,)), ("release", ())}
+                               for c in answer.calls):
+        return None
+    goal = (*(c for c in answer.goal if c not in moves), Condition("holds", (held,)))
+    return PlannedCalls((Call("go_home", ()),), goal)
 
 
 def _visited_empty(calls: tuple[Call, ...], place: str, table: TableCopy) -> bool:

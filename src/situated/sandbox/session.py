@@ -68,7 +68,7 @@ from ..planners.toolcall import (
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
 from ..trace import StepEvent, StopEvent
 from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, composition_depth, definition_text, expand
-from .checking import search, try_plan, unmet_text, without_regrasps
+from .checking import search, try_plan, unmet_text, without_held_pickup, without_regrasps
 from .lessons import effect, generalize, rerun
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
@@ -920,6 +920,13 @@ class SandboxSession:
             # part of the goal is so already: its items stay where they are ("put it in the bag too" planned the
             # toy car, in the bag since the last request, out and in again)
             rest = tuple(c for c in goal if c not in holds)
+            # the model's own calls, less a pickup of what the gripper holds already, when they reach the rest:
+            # what they do besides (`go_home()` after the drop) stays ("put it in the box, and then return to
+            # your home position" planned the banana, held, picked up again)
+            if (mine := without_held_pickup(calls, table.held)) != calls and mine and try_plan(
+                    mine, self.space, table, rest).achieves:
+                self._log("note", {"text": f"{unmet_text(holds)} is so already: left as it is", **proposed})
+                return mine, rest, f"{_so_already(holds)}, so I left {'it' if len(holds) == 1 else 'them'} there."
             if found := search(rest, self.space, table, [str(a) for c in rest for a in c.args]):
                 self._log("note", {"text": f"{unmet_text(holds)} is so already: left as it is", **proposed})
                 return found, rest, f"{_so_already(holds)}, so I left {'it' if len(holds) == 1 else 'them'} there."
