@@ -83,6 +83,21 @@ def test_a_correction_with_no_verb_is_planned_not_taught(fresh: TabletopEnv, tmp
         assert not any({"unknown_behaviour", "unknown_object"} & set(f.get("properties", {})) for f in again)
 
 
+def test_a_correction_naming_another_item_than_the_last_is_planned_for_it(fresh: TabletopEnv, tmp_path) -> None:
+    # measured on a held-out session: "I misspoke: I meant the pear, not the banana", the banana held, was
+    # answered with the unknown behaviour `misspoke` about the pear, and a lesson began
+    llm = ScriptedLLM([answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       {"unknown_behaviour": "misspoke", "objects": ["BALL"]},
+                       {"action": NO_ACTION},
+                       answer([("ball", "gripper")], ("pickup", {"obj": "ball"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("please pick up the duck")
+        assert s.confirm().execution.ok and s.check("'duck' in 'hands'")
+        reply = s.say("I beg your pardon, I misspoke: I meant the ball, not the duck")
+        assert reply.kind == "plan" and s.teaching is None, reply.say
+        assert s.confirm().execution.ok and s.check("'ball' in 'hands'") and s.check("'duck' on 'table'")
+
+
 def test_no_action_word_for_a_request_about_other_items_than_the_last_keeps_the_lesson(fresh: TabletopEnv,
                                                                                        tmp_path) -> None:
     # the question answers NONE for "make a gift with the duck" too: a correction is about the last request's items

@@ -68,3 +68,20 @@ def test_what_a_plan_does_after_a_goal_that_holds_already_is_kept(fresh: Tableto
         assert reply.kind == "plan" and reply.plan.text == "goto('tray')\nrelease()\ngo_home()\n", reply.plan.text
         assert s.confirm().execution.ok and s.check("'duck' in 'tray'")
         assert s.table().arm == "home"
+
+
+def test_calls_that_leave_alone_an_item_only_their_goal_names_stand(fresh: TabletopEnv, tmp_path) -> None:
+    # measured on a held-out session: "ok put teh cube in the gift bag n go home", stated with the ball (in the
+    # tray since the last request) in the goal, was planned again without `go_home()`: "I left out the ball"
+    ball = {"goal": answer_goal([("ball", "tray")]),
+            "calls": answer_calls([("pickup", {"obj": "ball"}), ("goto", {"obj": "tray"}), ("release", {})])}
+    cube = {"goal": answer_goal([("cube", "gift_bag"), ("ball", "tray")]),
+            "calls": answer_calls([("pickup", {"obj": "cube"}), ("goto", {"obj": "gift_bag"}), ("release", {}),
+                                   ("go_home", {})])}
+    llm = ScriptedLLM([ball, cube])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("put the ball in the tray").kind == "plan" and s.confirm().execution.ok
+        reply = s.say("ok put teh cube in the gift bag n go home")
+        assert reply.kind == "plan" and reply.plan.text.endswith("release()\ngo_home()\n"), reply.plan.text
+        assert "left out" not in reply.say
+        assert s.confirm().execution.ok and s.check("'cube' in 'gift_bag'") and s.table().arm == "home"

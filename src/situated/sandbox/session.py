@@ -444,8 +444,13 @@ class SandboxSession:
         self._used(again.usage, "plan")
         if word == NO_ACTION:
             items = {o.name for o in self.objects if o.kind == "item"} & self._last_items()
-            named = isinstance(again.answer, PlannedCalls) and items & {
-                str(a) for c in (*again.answer.calls, *again.answer.goal) for a in c.args}
+            used = {str(a) for c in (*again.answer.calls, *again.answer.goal) for a in c.args} if isinstance(
+                again.answer, PlannedCalls) else set()
+            named = items & used
+            if not named and any(said(i, request) for i in items):
+                # the correction names the last request's item and the calls are about one it names instead ("I
+                # misspoke: I meant the pear, not the banana", the banana held, answered `misspoke`, objects PEAR)
+                named = {o.name for o in self.objects if o.kind == "item" and said(o.name, request)} & used
             if not named and not answer.objects:
                 return self._no_lesson(request, answer, again)
             if not named:
@@ -910,6 +915,15 @@ class SandboxSession:
             return fewer
         extra = set() if taught else self._unnamed(request, table, calls, goal)
         kept = tuple(c for c in goal if str(c.args[0]) not in extra)
+        if extra and kept and not extra & {str(a) for c in calls for a in c.args} and try_plan(
+                calls, self.space, table, kept).achieves:
+            # only the goal names them, and the calls reach the rest without touching them: the calls stand,
+            # `go_home()` after the drop included ("put teh cube in the gift bag n go home", stated with the
+            # ball already in the tray)
+            self._log("note", {"text": f"goal about {', '.join(sorted(extra))} left out: the request does not name "
+                                       f"{'it' if len(extra) == 1 else 'them'} and the calls do not move "
+                                       f"{'it' if len(extra) == 1 else 'them'}", **proposed})
+            return without_regrasps(calls, self.space, table, kept), kept, ""
         if extra and kept and (found := search(kept, self.space, table, [str(a) for c in kept for a in c.args])):
             left = ", ".join(f"the {_words(i)}" for i in sorted(extra))
             self._log("note", {"text": f"left out {left}: the request does not name it", **proposed})
