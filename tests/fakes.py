@@ -23,7 +23,7 @@ from typing import Any
 
 from situated.llm.base import Completion
 from situated.llm.chat_template import chat_template_for
-from situated.planners.lesson_end import LESSON_SCHEMA, START_SCHEMA
+from situated.planners.lesson_end import LESSON_SCHEMA, START_SCHEMA, STEP_SCHEMA
 from situated.planners.request_kind import REQUEST_SCHEMA
 from situated.planners.taught_reading import READING_SCHEMA, TAUGHT
 from situated.planners.toolcall import answer_call
@@ -59,7 +59,8 @@ class ScriptedLLM:
         """Side questions the script had no answer for: a lesson's ("step"), the action word's (the last
         unknown behaviour's name: the first answer stands), the verb's ("other": the first answer stands) and the
         misheard taught verb's ("new"), the request question's ("request"), the reading question's
-        ("taught": the behaviour stands) and the place question's (no answer: the calls stand)."""
+        ("taught": the behaviour stands), the place question's (no answer: the calls stand) and the first-step
+        question's (no step: the lesson begins as before)."""
         self.named = ""
 
     @property
@@ -81,7 +82,8 @@ class ScriptedLLM:
         is_side = schema in (LESSON_SCHEMA, START_SCHEMA, VERB_SCHEMA, REQUEST_SCHEMA, READING_SCHEMA) or \
             is_slip_verb_schema(schema)
         props = set(schema.get("properties", {}))
-        side = "is" if is_side else "action" if props == {"action"} else "place" if props == {"place"} else None
+        side = "is" if is_side else "action" if props == {"action"} else "place" if props == {"place"} else \
+            "step" if schema is STEP_SCHEMA else None
         allowed = schema.get("properties", {}).get(side or "", {}).get("enum")
         if side is not None and not (self.answers and isinstance(self.answers[0], dict)
                                      and set(self.answers[0]) == {side}
@@ -99,6 +101,8 @@ class ScriptedLLM:
                 return {"is": "request"}
             if side == "place":  # the place question, unscripted: no answer, the calls stand
                 return {}
+            if side == "step":  # the first-step question, unscripted: no step, the lesson begins as before
+                return {"step": ""}
             return {"is": "step"} if side == "is" else {"action": self.named}
         self.calls.append({"messages": messages, "schema": schema, **options})
         if not self.answers:

@@ -1,6 +1,7 @@
 """The side questions asked during a lesson: does the person give another step, or say the lesson is over? And
 before the first step: do their words give a step, or only talk about the lesson ("I'll show you how to
-quarantine the cube, quick")?
+quarantine the cube, quick")? And of the words that begin a lesson: do they give its first step too ("I want
+teach you new thing, is called collect. First you take the banana.", a held-out session's)?
 
 People end a lesson in their own words ("great, that's how you serve a fruit", "and that's fetching"), not only
 with the phrases the robot suggests ("that's it"); the model reads them. The worked examples use behaviours and
@@ -76,3 +77,37 @@ def start_messages(name: str, utterance: str) -> list[dict]:
 START_SCHEMA = {"type": "object", "properties": {"is": {"enum": ["step", "talk"]}}, "required": ["is"],
                 "additionalProperties": False}
 """The first-words question's answer."""
+
+STEP_PROMPT = """\
+A person tells a robot arm that it will learn a new behaviour. In the same words they may already give the \
+first step for the robot to do now (a motion, a grasp, going somewhere, picking something up, letting go). Copy \
+the words of that first step as the person said them, or answer "" if they give no step: they only name the \
+behaviour, say what it is for, or ask for the new behaviour itself. Answer with JSON.
+"""
+STEP_EXAMPLES = (
+    ("stack", "I'll teach you to stack. First grab the red block.", "grab the red block"),
+    ("water", "let me show you how to water the plant", ""),
+    ("shelve", "new skill called shelve, step one: go over to the book", "go over to the book"),
+    ("serve", "I want to teach you to serve. Serve the cup, please.", ""),
+    ("tidy up", "can you learn tidying up? to start, could you pick up the sock", "pick up the sock"),
+    ("wrap", "this one is called wrapping, you'll love it", ""),
+    ("stow", "time to learn stowing. start by taking the mug, no, the cup", "taking the mug, no, the cup"),
+    ("sweep", "you don't know sweeping yet, so I'll walk you through it", ""),
+)
+"""Worked examples for the words that begin a lesson: (behaviour, the person's words, the first step's words)."""
+STEP_MAX = 200
+
+
+def step_messages(name: str, utterance: str) -> list[dict]:
+    """The first-step question's messages for the words `utterance` that began the lesson of behaviour `name`."""
+    out = [{"role": "system", "content": STEP_PROMPT}]
+    for behaviour, text, answer in (*STEP_EXAMPLES, (name.replace("_", " "), utterance, None)):
+        out.append({"role": "user", "content": f"Lesson: {behaviour}\nThe person says: {text}"})
+        if answer is not None:
+            out.append({"role": "assistant", "content": json.dumps({"step": answer})})
+    return out
+
+
+STEP_SCHEMA = {"type": "object", "properties": {"step": {"type": "string", "maxLength": STEP_MAX}},
+               "required": ["step"], "additionalProperties": False}
+"""The first-step question's answer: the step's words, "" for none."""

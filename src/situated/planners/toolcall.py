@@ -39,7 +39,15 @@ from ..errors import BackendError
 from ..llm.base import LLM
 from ..program import DANGEROUS_NAMES, Call, Condition
 from .action_word import action_messages, action_schema
-from .lesson_end import LESSON_END, LESSON_SCHEMA, START_SCHEMA, lesson_messages, start_messages
+from .lesson_end import (
+    LESSON_END,
+    LESSON_SCHEMA,
+    START_SCHEMA,
+    STEP_SCHEMA,
+    lesson_messages,
+    start_messages,
+    step_messages,
+)
 from .naming import naming_messages, naming_schema
 from .place_meant import place_messages, place_schema
 from .request_kind import REQUEST_SCHEMA, request_messages
@@ -1184,6 +1192,17 @@ class ToolCallPlanner:
         person's words only talk about the lesson of `name` ("I'll show you how to quarantine the cube") rather
         than give a step? False when the backend fails or answers out of form: the words are planned."""
         return self._is(start_messages(name, utterance), START_SCHEMA, "talk")
+
+    def first_step(self, name: str, utterance: str) -> tuple[str, Usage]:
+        """The first-step question (`lesson_end.step_messages`), asked of the words that began the lesson of
+        `name`: the words of a first step they give too ("... is called collect. First you take the banana"),
+        "" for none, also when the backend fails or answers out of form: the lesson begins as before."""
+        try:
+            value, usage = self._ask(step_messages(name, utterance), STEP_SCHEMA)
+        except BackendError:
+            return "", Usage(calls=1)
+        step = value.get("step") if isinstance(value, dict) else None
+        return (" ".join(step.split()) if isinstance(step, str) else ""), usage
 
     def verb_is_new(self, verb: str, utterance: str) -> tuple[bool, Usage]:
         """The verb question (`verb_kind`): does the word `verb` of `utterance` name a behaviour of its own, to be

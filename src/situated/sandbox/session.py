@@ -326,15 +326,37 @@ class SandboxSession:
                                       f"{answer.name!r}: {problem}.")
             self.teaching = Teaching(answer.name, request, answer.objects, start=table)
             target = f" {answer.objects[0]}" if answer.objects else ""
-            return Reply("teach", f"I don't know how to {_words(answer.name)}. Teach me: tell me the steps one at a "
-                                  f"time, then say \"that's it\". Or, if it is a motion, show me: demo "
-                                  f"{answer.name}{target} x y z ; x y z ; ... ('close' and 'open' for the gripper).")
+            teach = Reply("teach", f"I don't know how to {_words(answer.name)}. Teach me: tell me the steps one at "
+                                   f"a time, then say \"that's it\". Or, if it is a motion, show me: demo "
+                                   f"{answer.name}{target} x y z ; x y z ; ... ('close' and 'open' for the gripper).")
+            return self._first_step(request, answer.name, teach)
         if isinstance(answer, UnknownSkill):
             return self._ask_for_motion(request, answer)
         self._log("unknown_object", {"utterance": request, "name": answer.name})
         self.pending_object = PendingObject(answer.name, request)
         return Reply("unknown_object", f"I don't know the {_words(answer.name)}. Show me where it is: point "
                                        f"{answer.name} U V (a pixel of the camera image).")
+
+    def _first_step(self, request: str, name: str, teach: Reply) -> Reply:
+        """The words that began the lesson of `name` may give its first step too ("I want teach you new thing, is
+        called collect. First you take the banana.", a held-out session's: the banana was never taken, and collect
+        was learnt without it). The model copies the step's words (`lesson_end.step_messages`); words it did not
+        copy from the request, or that say the new verb itself ("serve the cup"), are no step. A step is planned
+        as the lesson's first; anything else it yields but an unknown object leaves the lesson as it began."""
+        step, usage = self.planner.first_step(name, request)
+        self._used(usage, "lesson")
+        words = _plain_words(step)
+        if not words or not words <= _plain_words(request) or verb_said(name, step) or is_done(step):
+            return teach
+        self._log("note", {"text": f"the words that began {name} give its first step, as the model read it: "
+                                   f"{step!r}"})
+        reply = self._plan(step)
+        if reply.kind == "plan":
+            return replace(reply, say=f"{teach.say} First, as you said: {reply.say}")
+        if reply.kind == "unknown_object":
+            return replace(reply, say=f"{teach.say} {reply.say}")
+        self.memory.drop_last(step)
+        return teach
 
     def _named_in_words(self, request: str, word: str) -> Reply | None:
         """A request that gives an object it names the unknown `word` as a new name ("when I say 'the sweet', I
@@ -1533,6 +1555,11 @@ def parse_condition(text: str, source: str | None = None) -> Condition:
     if len(program.body) != 1 or not isinstance(program.body[0], Assert) or program.body[0].recovery:
         raise ParseError(f"not a condition: {text!r}", 1, 1, source)
     return program.body[0].condition
+
+
+def _plain_words(text: str) -> set[str]:
+    """The words of `text`, lower case, without punctuation: to check that the model copied a step's words."""
+    return set(re.findall(r"[a-z0-9']+", text.lower()))
 
 
 def _words(name: str) -> str:
