@@ -4,11 +4,12 @@ person giving a known object that word as a new name; which word of a request na
 the banana": grab); do a lesson's first words give a step or only talk about the lesson; and does a verb ask for
 what the seed skills do ("give me the duck") or name a behaviour to teach ("stash the pear"); is a verb a taught
 behaviour misheard ("surf" for a taught `serve`); do words about no object ask for something or only talk; do a
-lesson's later words give another step or end it?
+lesson's later words give another step or end it? do words whose action is a skill's announce a lesson of the
+new name all the same, and do the words that begin a lesson give its first step (copied)?
 Each case is asked once, greedily, with the real model.
 
     PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
-        [--only word,naming,action,start,end,verb,slip,request]
+        [--only word,naming,action,start,end,verb,slip,request,announce,step]
 
 Prints one line per case (ok / BAD), a count per question and, last, one JSON line.
 """
@@ -193,6 +194,40 @@ END_CASES = (
     ("stow", "over and out, that's stowing", "over"),
 )
 
+# (the unknown behaviour's name, the words it was answered for, answer: "teach" or "other")
+ANNOUNCE_CASES = (
+    ("yo", "yo can u grab the duck", "other"),
+    ("hi", "hi there! pick up the ball please", "other"),
+    ("present", "Now I'll teach you to present things. Step one: pick up the cube.", "teach"),
+    ("show", "I show you how to serve the banana", "other"),
+    ("stash", "wanna learn stashing? first grab the candy", "teach"),
+    ("sorry", "sorry, I meant pick up the apple", "other"),
+    ("bin", "this is how you bin something: pick up the bottle", "teach"),
+    ("thanks", "thanks! now go to the tray", "other"),
+    ("misspoke", "I misspoke: take the pear, not the banana", "other"),
+    ("gift", "lesson time, it's called gift. to start, go over to the duck", "teach"),
+    ("okay", "okay now grab the toy car", "other"),
+    ("shelve", "you're going to learn to shelve, begin by taking the soup can", "teach"),
+    ("please", "please could you pick up the strawberry", "other"),
+    ("stow", "let me teach you stowing: grab the ball first", "teach"),
+)
+
+# (the behaviour a lesson begins, the words that began it, answer: the first step's words or "")
+STEP_CASES = (
+    ("park", "I'll teach you to park. First pick up the toy car.", "pick up the toy car"),
+    ("park", "let me show you how to park the toy car", ""),
+    ("stash", "new trick, stashing! step one, grab the candy", "grab the candy"),
+    ("stash", "stash the candy for me", ""),
+    ("bin", "you'll learn binning now. start by going over to the bottle", "going over to the bottle"),
+    ("bin", "I want to teach you to bin things, it's easy", ""),
+    ("serve", "this is serving: take the banana, no, the apple", "take the banana, no, the apple"),
+    ("serve", "do you know how to serve? no? I'll show you", ""),
+    ("toss", "teach u toss. frst pik up the ball", "pik up the ball"),
+    ("toss", "Can you learn a trick called toss? Toss the cube.", ""),
+    ("hide", "Let's learn hide. To begin, kindly move over to the tray.", "move over to the tray"),
+    ("hide", "time for a lesson: hide", ""),
+)
+
 
 def entries(names: tuple[str, ...]) -> list[ObjectEntry]:
     return [ObjectEntry(n, kind=_KINDS.get(n, "item")) for n in names]
@@ -202,7 +237,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--only", default="word,naming,action,start,end,verb,slip,request",
+    parser.add_argument("--only", default="word,naming,action,start,end,verb,slip,request,announce,step",
                         help="the questions to probe (comma list)")
     args = parser.parse_args()
     opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
@@ -210,7 +245,7 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {}
     for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES), ("action", ACTION_CASES),
                             ("start", START_CASES), ("end", END_CASES), ("verb", VERB_CASES), ("slip", SLIP_CASES),
-                            ("request", REQUEST_CASES)):
+                            ("request", REQUEST_CASES), ("announce", ANNOUNCE_CASES), ("step", STEP_CASES)):
         if question not in args.only.split(","):
             continue
         right, start = 0, time.perf_counter()
@@ -233,6 +268,13 @@ def main() -> None:
             elif question == "slip":
                 request, word, taught, want = case
                 got = planner.taught_verb(word, request, taught)[0] or "new"
+            elif question == "announce":
+                word, request, want = case
+                got = "teach" if planner.lesson_announced(word, request)[0] else "other"
+            elif question == "step":
+                word, request, want = case
+                got = planner.first_step(word, request)[0].strip(" .").lower()
+                want = want.lower()
             elif question == "end":
                 word, request, want = case
                 got = "over" if planner.lesson_over(word, request)[0] else "step"

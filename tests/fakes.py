@@ -23,7 +23,7 @@ from typing import Any
 
 from situated.llm.base import Completion
 from situated.llm.chat_template import chat_template_for
-from situated.planners.lesson_end import LESSON_SCHEMA, START_SCHEMA, STEP_SCHEMA
+from situated.planners.lesson_end import ANNOUNCE_SCHEMA, LESSON_SCHEMA, START_SCHEMA, STEP_SCHEMA
 from situated.planners.request_kind import REQUEST_SCHEMA
 from situated.planners.taught_reading import READING_SCHEMA, TAUGHT
 from situated.planners.toolcall import answer_call
@@ -59,8 +59,9 @@ class ScriptedLLM:
         """Side questions the script had no answer for: a lesson's ("step"), the action word's (the last
         unknown behaviour's name: the first answer stands), the verb's ("other": the first answer stands) and the
         misheard taught verb's ("new"), the request question's ("request"), the reading question's
-        ("taught": the behaviour stands), the place question's (no answer: the calls stand) and the first-step
-        question's (no step: the lesson begins as before)."""
+        ("taught": the behaviour stands), the place question's (no answer: the calls stand), the first-step
+        question's (no step: the lesson begins as before) and the announcement question's ("other": the action
+        word decides)."""
         self.named = ""
 
     @property
@@ -79,7 +80,8 @@ class ScriptedLLM:
         return Completion(text, finish, self.prompt_tokens, self.completion_tokens, seconds=self.seconds)
 
     def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
-        is_side = schema in (LESSON_SCHEMA, START_SCHEMA, VERB_SCHEMA, REQUEST_SCHEMA, READING_SCHEMA) or \
+        is_side = schema in (LESSON_SCHEMA, START_SCHEMA, VERB_SCHEMA, REQUEST_SCHEMA, READING_SCHEMA,
+                             ANNOUNCE_SCHEMA) or \
             is_slip_verb_schema(schema)
         props = set(schema.get("properties", {}))
         side = "is" if is_side else "action" if props == {"action"} else "place" if props == {"place"} else \
@@ -97,6 +99,8 @@ class ScriptedLLM:
                 return {"is": NOT_TAUGHT}
             if schema is READING_SCHEMA:  # the taught behaviour is what was asked: its effect stands
                 return {"is": TAUGHT}
+            if schema is ANNOUNCE_SCHEMA:  # no lesson announced: the action word decides, as before
+                return {"is": "other"}
             if schema is REQUEST_SCHEMA:  # the words ask for something: the lesson begins
                 return {"is": "request"}
             if side == "place":  # the place question, unscripted: no answer, the calls stand

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from fakes import ScriptedLLM, answer_calls, answer_goal
+from situated.actions import SANDBOX_SPACE
 from situated.planners.toolcall import PlannedCalls
 from situated.program import Call, Condition
 
@@ -17,6 +18,7 @@ pytest.importorskip("movement_primitives")
 
 from situated.envs.tabletop import TabletopEnv
 from situated.sandbox import SkillLibrary
+from situated.sandbox.checking import with_home_kept
 from situated.sandbox.places_said import meant_place
 from situated.sandbox.session import SandboxSession
 from situated.sandbox.table_copy import TableCopy
@@ -85,3 +87,24 @@ def test_calls_that_leave_alone_an_item_only_their_goal_names_stand(fresh: Table
         assert reply.kind == "plan" and reply.plan.text.endswith("release()\ngo_home()\n"), reply.plan.text
         assert "left out" not in reply.say
         assert s.confirm().execution.ok and s.check("'cube' in 'gift_bag'") and s.table().arm == "home"
+
+
+def test_a_plan_the_search_repairs_keeps_the_move_home_the_request_asked_for(fresh: TabletopEnv, tmp_path) -> None:
+    # the ball is on the table: the model's release() drops nothing, the search plans the ball's pickup
+    llm = ScriptedLLM([{"goal": answer_goal([("ball", "gift_bag")]),
+                        "calls": answer_calls([("goto", {"obj": "gift_bag"}), ("release", {}), ("go_home", {})])}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        shown = s.say("ball into the gift bag, then home")
+        assert shown.plan.text == "pickup('ball')\ngoto('gift_bag')\nrelease()\ngo_home()\n", shown.say
+        assert s.confirm().execution.ok and s.check("'ball' in 'gift_bag'") and not s.check("'close' to 'gift_bag'")
+
+
+def test_the_move_home_is_added_only_after_a_plan_that_asked_for_it(fresh: TabletopEnv) -> None:
+    table = TableCopy.of_env(fresh)
+    found = (Call("pickup", ("ball",)), Call("goto", ("tray",)), Call("release"))
+    goal = (Condition("inside", ("ball", "tray")),)
+    asked = (Call("goto", ("tray",)), Call("release"), Call("go_home"))
+    assert with_home_kept(found, asked, SANDBOX_SPACE, table, goal) == (*found, Call("go_home"))
+    assert with_home_kept(found, asked[:2], SANDBOX_SPACE, table, goal) == found          # never asked for
+    assert with_home_kept(found, (Call("go_home"), *asked[:2]), SANDBOX_SPACE, table, goal) == found  # not last
+    assert with_home_kept((*found, Call("go_home")), asked, SANDBOX_SPACE, table, goal) == (*found, Call("go_home"))

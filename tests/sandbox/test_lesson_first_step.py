@@ -67,3 +67,23 @@ def test_the_first_step_question_shows_worked_examples_of_both_answers() -> None
                                                        "away. grab the mug"}
     shown = [m["content"] for m in messages if m["role"] == "assistant"]
     assert '{"step": ""}' in shown and any(a != '{"step": ""}' for a in shown) and len(shown) >= 6
+
+
+PRESENT = "Robot, I'm going to teach you what it means to present something. Step one: pick up the duck."
+
+
+@pytest.mark.parametrize("announced", [True, False])
+def test_a_lesson_announced_with_a_step_whose_action_is_a_skills_begins_only_when_the_model_reads_it_so(
+        fresh: TabletopEnv, tmp_path, announced: bool) -> None:
+    pick = answer([("duck", "gripper")], ("pickup", {"obj": "duck"}))
+    script = [{"unknown_behaviour": "present", "objects": []}, {"action": "pick"},
+              {"is": "teach" if announced else "other"}]
+    llm = ScriptedLLM([*script, {"step": "pick up the duck"}, pick] if announced else [*script, pick])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        shown = s.say(PRESENT)
+        assert shown.kind == "plan" and shown.plan.text == "pickup('duck')\n"
+        assert s.confirm().execution.ok and s.check("'duck' in 'hands'")
+        assert (s.teaching is not None and s.teaching.name == "present") is announced
+        assert not llm.answers
+        if announced:
+            assert [c.action for c in s.teaching.steps] == ["pickup"]

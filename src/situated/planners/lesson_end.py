@@ -1,7 +1,9 @@
 """The side questions asked during a lesson: does the person give another step, or say the lesson is over? And
 before the first step: do their words give a step, or only talk about the lesson ("I'll show you how to
 quarantine the cube, quick")? And of the words that begin a lesson: do they give its first step too ("I want
-teach you new thing, is called collect. First you take the banana.", a held-out session's)?
+teach you new thing, is called collect. First you take the banana.", a held-out session's)? And where the action
+the words ask for is a skill's ("Step one: pick up the duck"): do they announce a lesson of the new name all the
+same ("I'm going to teach you what it means to present something")?
 
 People end a lesson in their own words ("great, that's how you serve a fruit", "and that's fetching"), not only
 with the phrases the robot suggests ("that's it"); the model reads them. The worked examples use behaviours and
@@ -34,10 +36,11 @@ LESSON_EXAMPLES = (
 """Worked examples: (behaviour, the person's words, answer)."""
 
 
-def _messages(prompt: str, examples: tuple[tuple[str, str, str], ...], name: str, utterance: str) -> list[dict]:
+def _messages(prompt: str, examples: tuple[tuple[str, str, str], ...], name: str, utterance: str,
+              label: str = "Lesson") -> list[dict]:
     out = [{"role": "system", "content": prompt}]
     for behaviour, text, answer in (*examples, (name.replace("_", " "), utterance, "")):
-        out.append({"role": "user", "content": f"Lesson: {behaviour}\nThe person says: {text}"})
+        out.append({"role": "user", "content": f"{label}: {behaviour}\nThe person says: {text}"})
         if answer:
             out.append({"role": "assistant", "content": json.dumps({"is": answer})})
     return out
@@ -111,3 +114,29 @@ def step_messages(name: str, utterance: str) -> list[dict]:
 STEP_SCHEMA = {"type": "object", "properties": {"step": {"type": "string", "maxLength": STEP_MAX}},
                "required": ["step"], "additionalProperties": False}
 """The first-step question's answer: the step's words, "" for none."""
+
+ANNOUNCE_PROMPT = """\
+A person talks to a robot arm. Say whether their words announce that they will now teach it a new behaviour \
+with the name given, and show its steps: "teach" if so (they may give the first step at once), "other" if the \
+name is only a greeting, a word of talk, a word for teaching itself, or the person just asks for something the \
+arm does. Answer with JSON.
+"""
+ANNOUNCE_EXAMPLES = (
+    ("stack", "I'll show you how to stack. First grab the red block.", "teach"),
+    ("hey", "hey can you grab the mug", "other"),
+    ("shelve", "let me teach you shelving, step one: go to the book", "teach"),
+    ("show", "I show you how to water the plant", "other"),
+    ("wipe", "this is how you wipe: you pick up the sponge", "teach"),
+    ("please", "please pick up the spoon and put it in the sink", "other"),
+    ("sort", "can you learn to sort? start by taking the fork", "teach"),
+    ("thanks", "thanks! now carry the cup to the shelf", "other"),
+)
+"""Worked examples: (name, the person's words, answer)."""
+ANNOUNCE_SCHEMA = {"type": "object", "properties": {"is": {"enum": ["teach", "other"]}}, "required": ["is"],
+                   "additionalProperties": False}
+"""The announcement question's answer."""
+
+
+def announce_messages(name: str, utterance: str) -> list[dict]:
+    """The announcement question's messages: do the words `utterance` begin a lesson of the behaviour `name`?"""
+    return _messages(ANNOUNCE_PROMPT, ANNOUNCE_EXAMPLES, name, utterance, label="Name")

@@ -40,10 +40,12 @@ from ..llm.base import LLM
 from ..program import DANGEROUS_NAMES, Call, Condition
 from .action_word import action_messages, action_schema
 from .lesson_end import (
+    ANNOUNCE_SCHEMA,
     LESSON_END,
     LESSON_SCHEMA,
     START_SCHEMA,
     STEP_SCHEMA,
+    announce_messages,
     lesson_messages,
     start_messages,
     step_messages,
@@ -1192,6 +1194,12 @@ class ToolCallPlanner:
         person's words only talk about the lesson of `name` ("I'll show you how to quarantine the cube") rather
         than give a step? False when the backend fails or answers out of form: the words are planned."""
         return self._is(start_messages(name, utterance), START_SCHEMA, "talk")
+
+    def lesson_announced(self, name: str, utterance: str) -> tuple[bool, Usage]:
+        """The announcement question (`lesson_end.announce_messages`): do the words of `utterance` announce a
+        lesson of the new behaviour `name` ("I'm going to teach you what it means to present something. Step
+        one: pick up the duck")? False when the backend fails or answers out of form: the action word decides."""
+        return self._is(announce_messages(name, utterance), ANNOUNCE_SCHEMA, "teach")
 
     def first_step(self, name: str, utterance: str) -> tuple[str, Usage]:
         """The first-step question (`lesson_end.step_messages`), asked of the words that began the lesson of

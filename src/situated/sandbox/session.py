@@ -68,7 +68,7 @@ from ..planners.toolcall import (
 from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condition_text, parse
 from ..trace import StepEvent, StopEvent
 from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, composition_depth, definition_text, expand
-from .checking import search, try_plan, unmet_text, without_held_pickup, without_regrasps
+from .checking import search, try_plan, unmet_text, with_home_kept, without_held_pickup, without_regrasps
 from .lessons import effect, generalize, rerun
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
@@ -457,7 +457,9 @@ class SandboxSession:
             # question also says NONE of "make a gift with the duck", whose `make_gift` is to be taught)
             asked: dict[str, Any] = {"lesson": True}
         elif word is None or word in answer.name.split("_") or grounded(answer.name, word, stems=True) or any(
-                word in o.name.split("_") for o in self.objects):
+                word in o.name.split("_") for o in self.objects) or self._announced(request, answer.name):
+            # (a lesson announced in other words than its action's: "teach you what it means to present
+            # something. Step one: pick up the duck")
             return reply
         else:
             asked = {"behaviour_name": word}
@@ -481,6 +483,19 @@ class SandboxSession:
         self._log("note", {"text": f"unknown behaviour {answer.name}: the request{read}, as the model read it",
                            "answer": again.raw})
         return again
+
+    def _announced(self, request: str, name: str) -> bool:
+        """Whether words whose action is another word than the new behaviour `name` they say announce its lesson
+        all the same, as the model reads them (`lesson_end.announce_messages`): "I'm going to teach you what it
+        means to present something. Step one: pick up the duck" (a held-out session's) is a lesson of present
+        that gives its first step, whose action is "pick"; "yo can u grab the duck" is no lesson of yo."""
+        if not verb_said(name, request):
+            return False
+        announced, usage = self.planner.lesson_announced(name, request)
+        self._used(usage, "lesson")
+        if announced:
+            self._log("note", {"text": f"the words announce a lesson of {name}, as the model read them"})
+        return announced
 
     def _talk_only(self, request: str, reply: PlannerReply, state: TableState) -> PlannerReply:
         """An unknown behaviour about no object, outside a lesson, in words the request question
@@ -949,6 +964,7 @@ class SandboxSession:
         if extra and kept and (found := search(kept, self.space, table, [str(a) for c in kept for a in c.args])):
             left = ", ".join(f"the {_words(i)}" for i in sorted(extra))
             self._log("note", {"text": f"left out {left}: the request does not name it", **proposed})
+            found = with_home_kept(found, calls, self.space, table, kept)
             return found, kept, f"I left out {left}: you did not mention {'it' if len(extra) == 1 else 'them'}."
         holds = [c for c in goal if table.holds(c)] if not taught else []
         if holds and len(holds) < len(goal) and {str(c.args[0]) for c in holds} & {str(a) for c in calls
@@ -965,7 +981,8 @@ class SandboxSession:
                 return mine, rest, f"{_so_already(holds)}, so I left {'it' if len(holds) == 1 else 'them'} there."
             if found := search(rest, self.space, table, [str(a) for c in rest for a in c.args]):
                 self._log("note", {"text": f"{unmet_text(holds)} is so already: left as it is", **proposed})
-                return found, rest, f"{_so_already(holds)}, so I left {'it' if len(holds) == 1 else 'them'} there."
+                return (with_home_kept(found, calls, self.space, table, rest), rest,
+                        f"{_so_already(holds)}, so I left {'it' if len(holds) == 1 else 'them'} there.")
         trial = try_plan(calls, self.space, table, goal)
         if trial.achieves and (goal or not taught):
             return without_regrasps(calls, self.space, table, goal), goal, ""
@@ -1017,7 +1034,8 @@ class SandboxSession:
             return self._completed(found, calls, goal, trial.unmet, f"{why}; the request names it", proposed)
         if found and not extends:
             self._log("note", {"text": f"plan repaired by search: {why}", **proposed})
-            return found, goal, f"On a copy of the table, {_plain(why)}, so I planned it again."
+            return (with_home_kept(found, calls, self.space, table, goal), goal,
+                    f"On a copy of the table, {_plain(why)}, so I planned it again.")
         if trial.ok:
             wanted = ", ".join(goal_answer(trial.unmet))
             text = (f"On a copy of the table those calls leave {_facts(trial.after)}, not {wanted}. If the request "
