@@ -87,10 +87,11 @@ def _weights_bar(console: Console) -> Iterator[Callable[[int, int], None]]:
             bar.stop()
 
 
-CONVERSATION_STATES = 12
+CONVERSATION_STATES = 20
 """Saved KV states of an embedded model that serves conversations: the three built-in scenes' planner prompts and
-the sandbox's six side questions (unknown word, known object, naming, action word, lesson start, lesson end) stay
-warm; about 28 KB a token for the 1.5B model (a planner prompt of 2,000 tokens: 57 MB; a side question's: 8 MB)."""
+the sandbox's side questions (unknown word, known object, naming, action word, verb, misheard verb, request,
+reading, place, lesson start, lesson end, first step, announcement, ...) stay warm; about 28 KB a token for the
+1.5B model (a planner prompt of 2,000 tokens: 57 MB; a side question's: 8-15 MB)."""
 
 
 def open_model(uri: str, *, cassette: Path | None = None, cassette_mode: str = "replay", threads: int | None = None,
