@@ -5,11 +5,12 @@ the banana": grab); do a lesson's first words give a step or only talk about the
 what the seed skills do ("give me the duck") or name a behaviour to teach ("stash the pear"); is a verb a taught
 behaviour misheard ("surf" for a taught `serve`); do words about no object ask for something or only talk; do a
 lesson's later words give another step or end it? do words whose action is a skill's announce a lesson of the
-new name all the same, and do the words that begin a lesson give its first step (copied)?
+new name all the same, and do the words that begin a lesson give its first step (copied)? which of two items
+named do the words mean in the end?
 Each case is asked once, greedily, with the real model.
 
     PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
-        [--only word,naming,action,start,end,verb,slip,request,announce,step]
+        [--only word,naming,action,start,end,verb,slip,request,announce,step,item]
 
 Prints one line per case (ok / BAD), a count per question and, last, one JSON line.
 """
@@ -228,6 +229,18 @@ STEP_CASES = (
     ("hide", "time for a lesson: hide", ""),
 )
 
+# (the person's words, the two items they name, answer: the item meant in the end)
+ITEM_CASES = (
+    ("pick up the duck, no wait, the ball", ("ball", "duck"), "ball"),
+    ("grab the apple. sorry, I meant the banana", ("apple", "banana"), "banana"),
+    ("put the cube in the tray, leave the candy", ("candy", "cube"), "cube"),
+    ("first take the pear — no, actually the bottle", ("bottle", "pear"), "bottle"),
+    ("get the strawberry, not the apple", ("apple", "strawberry"), "strawberry"),
+    ("move the toy car to the bag, the duck stays", ("duck", "toy_car"), "toy_car"),
+    ("the soup can, I mean, no, the bottle goes in the box", ("bottle", "soup_can"), "bottle"),
+    ("pick up the banana please, the apple is for later", ("apple", "banana"), "banana"),
+)
+
 
 def entries(names: tuple[str, ...]) -> list[ObjectEntry]:
     return [ObjectEntry(n, kind=_KINDS.get(n, "item")) for n in names]
@@ -237,7 +250,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--only", default="word,naming,action,start,end,verb,slip,request,announce,step",
+    parser.add_argument("--only", default="word,naming,action,start,end,verb,slip,request,announce,step,item",
                         help="the questions to probe (comma list)")
     args = parser.parse_args()
     opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
@@ -245,7 +258,8 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {}
     for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES), ("action", ACTION_CASES),
                             ("start", START_CASES), ("end", END_CASES), ("verb", VERB_CASES), ("slip", SLIP_CASES),
-                            ("request", REQUEST_CASES), ("announce", ANNOUNCE_CASES), ("step", STEP_CASES)):
+                            ("request", REQUEST_CASES), ("announce", ANNOUNCE_CASES), ("step", STEP_CASES),
+                            ("item", ITEM_CASES)):
         if question not in args.only.split(","):
             continue
         right, start = 0, time.perf_counter()
@@ -268,6 +282,9 @@ def main() -> None:
             elif question == "slip":
                 request, word, taught, want = case
                 got = planner.taught_verb(word, request, taught)[0] or "new"
+            elif question == "item":
+                request, word, want = case
+                got = planner.item_meant(request, word)[0] or "none"
             elif question == "announce":
                 word, request, want = case
                 got = "teach" if planner.lesson_announced(word, request)[0] else "other"

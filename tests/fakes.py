@@ -59,7 +59,7 @@ class ScriptedLLM:
         """Side questions the script had no answer for: a lesson's ("step"), the action word's (the last
         unknown behaviour's name: the first answer stands), the verb's ("other": the first answer stands) and the
         misheard taught verb's ("new"), the request question's ("request"), the reading question's
-        ("taught": the behaviour stands), the place question's (no answer: the calls stand), the first-step
+        ("taught": the behaviour stands), the place and item questions' (no answer: the calls stand), the first-step
         question's (no step: the lesson begins as before) and the announcement question's ("other": the action
         word decides)."""
         self.named = ""
@@ -85,7 +85,7 @@ class ScriptedLLM:
             is_slip_verb_schema(schema)
         props = set(schema.get("properties", {}))
         side = "is" if is_side else "action" if props == {"action"} else "place" if props == {"place"} else \
-            "step" if schema is STEP_SCHEMA else None
+            "item" if props == {"item"} else "step" if schema is STEP_SCHEMA else None
         allowed = schema.get("properties", {}).get(side or "", {}).get("enum")
         if side is not None and not (self.answers and isinstance(self.answers[0], dict)
                                      and set(self.answers[0]) == {side}
@@ -103,7 +103,7 @@ class ScriptedLLM:
                 return {"is": "other"}
             if schema is REQUEST_SCHEMA:  # the words ask for something: the lesson begins
                 return {"is": "request"}
-            if side == "place":  # the place question, unscripted: no answer, the calls stand
+            if side in ("place", "item"):  # the place or item question, unscripted: no answer, the calls stand
                 return {}
             if side == "step":  # the first-step question, unscripted: no step, the lesson begins as before
                 return {"step": ""}

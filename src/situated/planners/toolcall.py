@@ -39,6 +39,7 @@ from ..errors import BackendError
 from ..llm.base import LLM
 from ..program import DANGEROUS_NAMES, Call, Condition
 from .action_word import action_messages, action_schema
+from .item_meant import item_messages, item_schema
 from .lesson_end import (
     ANNOUNCE_SCHEMA,
     LESSON_END,
@@ -1245,6 +1246,18 @@ class ToolCallPlanner:
             return None, Usage(calls=1)
         place = value.get("place") if isinstance(value, dict) else None
         return next((n for n, w in said_as.items() if w == place), None), usage
+
+    def item_meant(self, utterance: str, items: tuple[str, str]) -> tuple[str | None, Usage]:
+        """The item question (`item_meant`): which of the two `items` (plan names) the words of `utterance` mean
+        in the end; None when the backend fails or answers out of form: the plan stands as it is."""
+        said_as = {name: name.replace("_", " ") for name in items}
+        pair = tuple(sorted(said_as.values()))
+        try:
+            value, usage = self._ask(item_messages(utterance, pair), item_schema(pair))
+        except BackendError:
+            return None, Usage(calls=1)
+        item = value.get("item") if isinstance(value, dict) else None
+        return next((n for n, w in said_as.items() if w == item), None), usage
 
     def asks_stated(self, utterance: str, name: str, does: str, outcome: Sequence[str],
                     stated: Sequence[str]) -> tuple[bool, Usage]:

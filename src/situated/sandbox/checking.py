@@ -199,7 +199,7 @@ def without_held_pickup(calls: Sequence[Call], held: str | None) -> tuple[Call, 
     return tuple(out)
 
 
-HOME = Call("go_home", ())
+GO_HOME = Call("go_home", ())
 
 
 def with_home_kept(found: Sequence[Call], calls: Sequence[Call], space: ActionSpace, table: TableCopy,
@@ -208,8 +208,8 @@ def with_home_kept(found: Sequence[Call], calls: Sequence[Call], space: ActionSp
     not, when the goal still holds after it. A goal cannot say where the arm ends, so a search for it never plans
     the move home the request asked for (measured on a held-out session: "apple to plate, then home." and "Drop
     that into the bowl and then head home." were planned without it)."""
-    if calls and calls[-1] == HOME and (not found or found[-1] != HOME):
-        more = (*found, HOME)
+    if calls and calls[-1] == GO_HOME and (not found or found[-1] != GO_HOME):
+        more = (*found, GO_HOME)
         if try_plan(more, space, table, goal).achieves:
             return more
     return tuple(found)

@@ -69,6 +69,7 @@ from ..program import DANGEROUS_NAMES, Assert, Call, Condition, call_text, condi
 from ..trace import StepEvent, StopEvent
 from .behaviours import MAX_EXPANDED_CALLS, body_text, callees, check_body, composition_depth, definition_text, expand
 from .checking import search, try_plan, unmet_text, with_home_kept, without_held_pickup, without_regrasps
+from .items_said import two_items, with_item
 from .lessons import effect, generalize, rerun
 from .library import BehaviourRecord, ObjectRecord, SkillLibrary, SkillRecord
 from .metrics import SessionMetrics, session_metrics
@@ -287,6 +288,7 @@ class SandboxSession:
                                "goal": [condition_text(c) for c in reply.answer.goal]})
             reply = replace(reply, answer=answer, raw=answer_of_calls(answer.calls, answer.goal))
         reply = self._place_corrected(request, reply, table)
+        reply = self._item_corrected(request, reply, table)
         self.last = ""
         answer = reply.answer
         raw = reply.raw
@@ -750,6 +752,25 @@ class SandboxSession:
         if place != other:
             return reply
         fixed = with_place(answer, was, other, table)
+        self._log("note", {"text": f"the request means the {_words(other)}, not the {_words(was)}, as the model "
+                                   "read it", "proposed": [call_text(c) for c in answer.calls],
+                           "goal": [condition_text(c) for c in answer.goal]})
+        return replace(reply, answer=fixed, raw=answer_of_calls(fixed.calls, fixed.goal))
+
+    def _item_corrected(self, request: str, reply: PlannerReply, table: TableCopy) -> PlannerReply:
+        """Calls that act on one of two items the request names, the other unused and neither held
+        (`items_said.two_items`), with the item the model reads the words to mean in the end
+        (`planners/item_meant.py`): "picking up the banana — no wait, sorry, the bottle" was planned
+        pickup('banana') on a held-out session. The calls stand when it reads the item they use."""
+        answer = reply.answer
+        if not isinstance(answer, PlannedCalls) or (pair := two_items(answer, request, table)) is None:
+            return reply
+        item, usage = self.planner.item_meant(request, pair)
+        self._used(usage, "word")
+        was, other = pair
+        if item != other:
+            return reply
+        fixed = with_item(answer, was, other)
         self._log("note", {"text": f"the request means the {_words(other)}, not the {_words(was)}, as the model "
                                    "read it", "proposed": [call_text(c) for c in answer.calls],
                            "goal": [condition_text(c) for c in answer.goal]})
