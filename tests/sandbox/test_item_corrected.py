@@ -41,6 +41,8 @@ def test_nothing_is_asked_unless_two_items_are_named_and_the_calls_use_one(fresh
     duck = PlannedCalls((Call("pickup", ("duck",)),), (Condition("holds", ("duck",)),))
     assert two_items(duck, "pick up the duck, no, the ball", table) == ("duck", "ball")
     assert two_items(duck, "pick up the duck", table) is None                              # one item named
+    tuck = PlannedCalls((Call("tuck", ("ball",)),), ())
+    assert two_items(tuck, "now tuck the boll", table) is None             # "tuck" is the verb, not the duck
     assert two_items(duck, "pick up the duck, the ball and the cube", table) is None       # three
     both = PlannedCalls((Call("pickup", ("duck",)), Call("goto", ("tray",)), Call("release"),
                          Call("pickup", ("ball",))), ())

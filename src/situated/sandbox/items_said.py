@@ -1,5 +1,6 @@
 """The item a plan acts on, checked against the two items a request names (`planners/item_meant.py`): where the
-request names exactly two items (`said`, slips allowed), the calls act on one, neither the calls nor the goal use
+request names exactly two items (`said`, slips allowed, but not in the words of the called behaviours' names:
+"tuck" is one letter from the duck), the calls act on one, neither the calls nor the goal use
 the other and the gripper holds neither, the model is asked which one the words mean in the end ("picking up the
 banana — no wait, sorry, the bottle"). Read against the model's answer and the scene's names."""
 
@@ -12,7 +13,9 @@ from .table_copy import TableCopy
 
 def two_items(answer: PlannedCalls, request: str, table: TableCopy) -> tuple[str, str] | None:
     """(the item the calls act on, the other) where there is something to ask, else None (module docstring)."""
-    named = sorted(i for i in table.items if said(i, request))
+    # a word of a called behaviour's name is not an item's ("now tuck the boll" for a taught `tuck` says no duck)
+    verbs = "_".join(c.action for c in answer.calls)
+    named = sorted(i for i in table.items if said(i, request, besides=verbs))
     if len(named) != 2 or table.held in named:
         return None
     used = {str(a) for c in (*answer.calls, *answer.goal) for a in c.args}
