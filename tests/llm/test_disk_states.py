@@ -53,25 +53,3 @@ def test_a_new_process_restores_the_prompt_and_answers_as_a_cold_one(tmp_path: P
     cold = fresh(None).complete(ask, max_tokens=6)
     assert warm.cached_tokens >= MIN_DISK_TOKENS and cold.cached_tokens == 0
     assert warm.text == cold.text
-
-
-@pytest.mark.slow
-def test_a_second_prompt_sharing_only_its_first_words_leaves_its_state_too(tmp_path: Path,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    # a side question after a plan shares only the chat template's first tokens with it: a new process's first
-    # utterance asked it cold before (5-7 s on 2 cores)
-    pytest.importorskip("llama_cpp", reason="needs llama-cpp-python")
-    from situated.llm import llamacpp
-
-    monkeypatch.setattr(llamacpp, "_ENGINES", {})
-    llm = llamacpp.LlamaCppLLM("qwen2.5-coder-0.5b", n_ctx=1024, n_threads=2, exact_prefix=False,
-                               prompt_states=tmp_path)
-    plan = "You plan for a robot arm. Objects: ball, cube, duck, tray, bag. Answer with one call. " * 12
-    side = "You say whether a word names a thing. Examples: cup is a thing, grab is no thing. " * 30
-    llm.complete(plan + "Request: grab the ball.\nCall:", max_tokens=4)
-    llm.complete(side + "Word: duck\nAnswer:", max_tokens=4)
-    assert len(list(tmp_path.rglob("*.kv"))) == 2
-    monkeypatch.setattr(llamacpp, "_ENGINES", {})
-    again = llamacpp.LlamaCppLLM("qwen2.5-coder-0.5b", n_ctx=1024, n_threads=2, exact_prefix=False,
-                                 prompt_states=tmp_path).complete(side + "Word: tray\nAnswer:", max_tokens=4)
-    assert again.cached_tokens >= MIN_DISK_TOKENS

@@ -176,11 +176,8 @@ class _Engine:
             self._clear()
         self.llama.n_tokens = reuse
         self._evaluate(tokens, reuse)
-        if not exact and self.disk is not None and (reuse < MIN_DISK_TOKENS
-                                                    or len(tokens) - reuse >= 4 * MIN_DISK_TOKENS):
-            # a new prompt, evaluated from scratch but for the chat template's first tokens (a side question
-            # after a plan shares only those): a later process restores it exactly
-            self._to_disk()
+        if not exact and self.disk is not None and (reuse == 0 or len(tokens) - reuse >= 4 * MIN_DISK_TOKENS):
+            self._to_disk()  # a new prompt; one evaluated from scratch is restored exactly by a later process
         return reuse
 
     def _from_disk(self, tokens: list[int], common: int) -> int:

@@ -1,9 +1,9 @@
 """Saved KV states of conversation prompts on disk, so that a new process starts warm on a prompt it has seen.
 
 A sandbox session's first prompt (system prompt, API, examples: about 1,500-2,000 tokens) costs most of the first
-utterance on 2 CPU cores (about 110 tokens/s), and each side question's (300-550 tokens) 5-7 s more. The same
-scene and library give the same prompt in the next process; its evaluated state is a file here, keyed by the exact
-tokens it holds, and a new process restores the longest prefix it shares instead of evaluating it again.
+utterance on 2 CPU cores (about 110 tokens/s). The same scene and library give the same prompt in the next process;
+its evaluated state is a file here, keyed by the exact tokens it holds, and a new process restores the longest
+prefix it shares instead of evaluating it again.
 
 Files are per model, context size and llama-cpp-python version (`DiskStates.for_model`): a state made by another
 build or model is never read. Each state is two files, `<key>.tokens` (int32 tokens) and `<key>.kv` (llama.cpp's
@@ -23,10 +23,7 @@ import numpy as np
 
 MIN_DISK_TOKENS = 256
 """Only prefixes at least this long are worth a file (or reading one)."""
-KEEP = 24
-"""States kept per model: the three built-in scenes' planner prompts (and their variants after lessons) and the
-sandbox's side questions (about 15), which a new process's first utterances ask cold otherwise (measured: 5-7 s
-each on 2 cores; a first utterance that began a lesson asked three, 21.8 s in all)."""
+KEEP = 8
 
 
 class DiskStates:
