@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from fakes import ScriptedLLM, answer_calls, answer_goal
-from situated.planners.item_meant import item_messages
+from situated.planners.item_meant import ITEM
 from situated.planners.toolcall import PlannedCalls
 from situated.program import Call, Condition
 
@@ -52,7 +52,7 @@ def test_nothing_is_asked_unless_two_items_are_named_and_the_calls_use_one(fresh
 
 
 def test_the_item_question_shows_worked_examples() -> None:
-    messages = item_messages("the banana, no, the apple", ("apple", "banana"))
+    messages = ITEM.messages("the banana, no, the apple", ("apple", "banana"))
     assert messages[-1] == {"role": "user", "content": "The person says: the banana, no, the apple\nItems: apple or "
                                                        "banana"}
     assert sum(m["role"] == "assistant" for m in messages) >= 5

@@ -10,7 +10,7 @@ their own, not the scenes'.
 
 from __future__ import annotations
 
-import json
+from .one_of_two import OneOfTwo
 
 ITEM_PROMPT = """\
 A person told a robot arm which item to pick up or move, and named two items. People correct themselves ("the \
@@ -27,18 +27,5 @@ ITEM_EXAMPLES = (
 )
 """Worked examples: (the person's words, the two items in alphabetical order, answer)."""
 
-
-def item_schema(items: tuple[str, str]) -> dict:
-    """The answer's schema: one of the two `items` (as said: plan names, `_` read as a space)."""
-    return {"type": "object", "properties": {"item": {"enum": list(items)}}, "required": ["item"],
-            "additionalProperties": False}
-
-
-def item_messages(utterance: str, items: tuple[str, str]) -> list[dict]:
-    """The question's messages for the person's `utterance` and the two `items` it names."""
-    out = [{"role": "system", "content": ITEM_PROMPT}]
-    for text, pair, answer in (*ITEM_EXAMPLES, (utterance, items, "")):
-        out.append({"role": "user", "content": f"The person says: {text}\nItems: {' or '.join(pair)}"})
-        if answer:
-            out.append({"role": "assistant", "content": json.dumps({"item": answer})})
-    return out
+ITEM = OneOfTwo(ITEM_PROMPT, ITEM_EXAMPLES, "item", "Items")
+"""The item question; `ITEM.messages(utterance, pair)`, `ITEM.schema(pair)`."""

@@ -11,7 +11,7 @@ use places of their own, not the scenes'.
 
 from __future__ import annotations
 
-import json
+from .one_of_two import OneOfTwo
 
 PLACE_PROMPT = """\
 A person told a robot arm where to go or where to put something, and named two places. People correct \
@@ -28,18 +28,5 @@ PLACE_EXAMPLES = (
 )
 """Worked examples: (the person's words, the two places in alphabetical order, answer)."""
 
-
-def place_schema(places: tuple[str, str]) -> dict:
-    """The answer's schema: one of the two `places` (plan names, lower case)."""
-    return {"type": "object", "properties": {"place": {"enum": list(places)}}, "required": ["place"],
-            "additionalProperties": False}
-
-
-def place_messages(utterance: str, places: tuple[str, str]) -> list[dict]:
-    """The question's messages for the person's `utterance` and the two `places` it names."""
-    out = [{"role": "system", "content": PLACE_PROMPT}]
-    for text, pair, answer in (*PLACE_EXAMPLES, (utterance, places, "")):
-        out.append({"role": "user", "content": f"The person says: {text}\nPlaces: {' or '.join(pair)}"})
-        if answer:
-            out.append({"role": "assistant", "content": json.dumps({"place": answer})})
-    return out
+PLACE = OneOfTwo(PLACE_PROMPT, PLACE_EXAMPLES, "place", "Places")
+"""The place question; `PLACE.messages(utterance, pair)`, `PLACE.schema(pair)`."""

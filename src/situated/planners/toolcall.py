@@ -39,7 +39,7 @@ from ..errors import BackendError
 from ..llm.base import LLM
 from ..program import DANGEROUS_NAMES, Call, Condition
 from .action_word import action_messages, action_schema
-from .item_meant import item_messages, item_schema
+from .item_meant import ITEM
 from .lesson_end import (
     ANNOUNCE_SCHEMA,
     LESSON_END,
@@ -52,7 +52,8 @@ from .lesson_end import (
     step_messages,
 )
 from .naming import naming_messages, naming_schema
-from .place_meant import place_messages, place_schema
+from .one_of_two import OneOfTwo
+from .place_meant import PLACE
 from .request_kind import REQUEST_SCHEMA, request_messages
 from .taught_reading import READING_SCHEMA, STATED, reading_messages
 from .verb_kind import NEW as NEW_VERB
@@ -1238,26 +1239,23 @@ class ToolCallPlanner:
     def place_meant(self, utterance: str, places: tuple[str, str]) -> tuple[str | None, Usage]:
         """The place question (`place_meant`): which of the two `places` (plan names) the words of `utterance`
         mean in the end; None when the backend fails or answers out of form: the plan stands as it is."""
-        said_as = {name: name.replace("_", " ") for name in places}
-        pair = tuple(sorted(said_as.values()))
-        try:
-            value, usage = self._ask(place_messages(utterance, pair), place_schema(pair))
-        except BackendError:
-            return None, Usage(calls=1)
-        place = value.get("place") if isinstance(value, dict) else None
-        return next((n for n, w in said_as.items() if w == place), None), usage
+        return self._one_of_two(PLACE, utterance, places)
 
     def item_meant(self, utterance: str, items: tuple[str, str]) -> tuple[str | None, Usage]:
         """The item question (`item_meant`): which of the two `items` (plan names) the words of `utterance` mean
         in the end; None when the backend fails or answers out of form: the plan stands as it is."""
-        said_as = {name: name.replace("_", " ") for name in items}
+        return self._one_of_two(ITEM, utterance, items)
+
+    def _one_of_two(self, question: OneOfTwo, utterance: str, names: tuple[str, str]) -> tuple[str | None, Usage]:
+        """Ask `question` about two plan `names` (said with `_` read as a space); the plan name it answers."""
+        said_as = {name: name.replace("_", " ") for name in names}
         pair = tuple(sorted(said_as.values()))
         try:
-            value, usage = self._ask(item_messages(utterance, pair), item_schema(pair))
+            value, usage = self._ask(question.messages(utterance, pair), question.schema(pair))
         except BackendError:
             return None, Usage(calls=1)
-        item = value.get("item") if isinstance(value, dict) else None
-        return next((n for n, w in said_as.items() if w == item), None), usage
+        answer = value.get(question.key) if isinstance(value, dict) else None
+        return next((n for n, w in said_as.items() if w == answer), None), usage
 
     def asks_stated(self, utterance: str, name: str, does: str, outcome: Sequence[str],
                     stated: Sequence[str]) -> tuple[bool, Usage]:

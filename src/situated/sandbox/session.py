@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import keyword
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -741,36 +741,34 @@ class SandboxSession:
     def _place_corrected(self, request: str, reply: PlannerReply, table: TableCopy) -> PlannerReply:
         """Calls that go to one of two places the request names, the other unused and no source (`two_places`),
         with the place the model reads the words to mean in the end (`planners/place_meant.py`): "go to the plate,
-        no, sorry, the box" was planned goto('plate') on a held-out session. The calls stand when it reads the
-        place they use."""
+        no, sorry, the box" was planned goto('plate') on a held-out session."""
         answer = reply.answer
         if not isinstance(answer, PlannedCalls) or (pair := two_places(answer, request, table)) is None:
             return reply
-        place, usage = self.planner.place_meant(request, pair)
-        self._used(usage, "word")
-        was, other = pair
-        if place != other:
-            return reply
-        fixed = with_place(answer, was, other, table)
-        self._log("note", {"text": f"the request means the {_words(other)}, not the {_words(was)}, as the model "
-                                   "read it", "proposed": [call_text(c) for c in answer.calls],
-                           "goal": [condition_text(c) for c in answer.goal]})
-        return replace(reply, answer=fixed, raw=answer_of_calls(fixed.calls, fixed.goal))
+        return self._one_of_two(reply, answer, pair, self.planner.place_meant(request, pair),
+                                lambda was, now: with_place(answer, was, now, table))
 
     def _item_corrected(self, request: str, reply: PlannerReply, table: TableCopy) -> PlannerReply:
         """Calls that act on one of two items the request names, the other unused and neither held
         (`items_said.two_items`), with the item the model reads the words to mean in the end
         (`planners/item_meant.py`): "picking up the banana — no wait, sorry, the bottle" was planned
-        pickup('banana') on a held-out session. The calls stand when it reads the item they use."""
+        pickup('banana') on a held-out session."""
         answer = reply.answer
         if not isinstance(answer, PlannedCalls) or (pair := two_items(answer, request, table)) is None:
             return reply
-        item, usage = self.planner.item_meant(request, pair)
+        return self._one_of_two(reply, answer, pair, self.planner.item_meant(request, pair),
+                                lambda was, now: with_item(answer, was, now))
+
+    def _one_of_two(self, reply: PlannerReply, answer: PlannedCalls, pair: tuple[str, str],
+                    asked: tuple[str | None, Usage], rewrite: Callable[[str, str], PlannedCalls]) -> PlannerReply:
+        """The answer of a one-of-two question (`planners/one_of_two.py`) about the name the calls use and the
+        other: the calls stand unless the model reads the other; then `rewrite(was, other)` is planned."""
+        meant, usage = asked
         self._used(usage, "word")
         was, other = pair
-        if item != other:
+        if meant != other:
             return reply
-        fixed = with_item(answer, was, other)
+        fixed = rewrite(was, other)
         self._log("note", {"text": f"the request means the {_words(other)}, not the {_words(was)}, as the model "
                                    "read it", "proposed": [call_text(c) for c in answer.calls],
                            "goal": [condition_text(c) for c in answer.goal]})
