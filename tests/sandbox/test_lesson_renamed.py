@@ -1,0 +1,108 @@
+"""A lesson the robot began on its own reading of a request ("stow the candy" read as a new verb) gives way when
+the person, before any step, announces a lesson of another verb ("I'd like to teach you how to wrap something"):
+the steps that follow are learnt as the announced verb, not the one the robot guessed. Measured on a held-out
+session: wrap's four steps were saved as `place`, and every later "wrap the duck" was unknown. The model is
+scripted (exact answers); `situated eval sandbox` measures the real one."""
+
+from __future__ import annotations
+
+import pytest
+
+from fakes import ScriptedLLM, answer_calls, answer_goal
+
+pytest.importorskip("pybullet")
+pytest.importorskip("movement_primitives")
+
+from situated.envs.tabletop import TabletopEnv
+from situated.sandbox import SkillLibrary
+from situated.sandbox.session import SandboxSession
+
+ANNOUNCE = "Thank you. I should now like to teach you how to wrap something."
+
+
+def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
+    return {"goal": answer_goal(goal), "calls": answer_calls(items)}
+
+
+def test_an_announced_lesson_of_another_verb_replaces_the_one_the_robot_guessed(fresh: TabletopEnv,
+                                                                               tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "stow", "objects": ["CANDY"]},
+                       {"action": "wrap"}, {"is": "teach"},
+                       {"unknown_behaviour": "wrap", "objects": []},
+                       answer([("ball", "gripper")], ("pickup", {"obj": "ball"})),
+                       answer([("ball", "gift_bag")], ("goto", {"obj": "gift_bag"}), ("release", {})),
+                       {"name": "wrap", "params": ["thing"], "doc": "Put the thing in the gift bag."},
+                       {"goal": [], "calls": ["wrap(DUCK)"]}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say("stow the candy").kind == "teach" and s.teaching.name == "stow"
+        begun = s.say(ANNOUNCE)
+        assert begun.kind == "teach" and s.teaching is not None and s.teaching.name == "wrap"
+        assert "wrap" in begun.say and not s.teaching.steps
+        s.say("first pick up the ball")
+        assert s.confirm().execution.ok
+        s.say("then put it in the gift bag")
+        assert s.confirm().execution.ok
+        assert s.say("that's it").kind == "taught"
+        assert lib.get("wrap") is not None and lib.get("stow") is None
+        s.say("wrap the duck")
+        assert s.confirm().execution.ok and s.check("'duck' in 'gift_bag'")
+        assert not llm.answers
+
+
+def test_words_the_model_reads_as_no_announcement_stay_a_step_of_the_lesson_begun(fresh: TabletopEnv,
+                                                                                  tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "stow", "objects": ["CANDY"]},
+                       {"action": "wrap"}, {"is": "other"},
+                       answer([("candy", "gripper")], ("pickup", {"obj": "candy"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("stow the candy")
+        shown = s.say("wrap your fingers around the candy first")
+        assert shown.kind == "plan" and shown.plan.text == "pickup('candy')\n"
+        assert s.teaching is not None and s.teaching.name == "stow"
+        assert s.confirm().execution.ok and [c.action for c in s.teaching.steps] == ["pickup"]
+        assert not llm.answers
+
+
+def test_a_first_step_in_a_skills_words_asks_no_announcement(fresh: TabletopEnv, tmp_path) -> None:
+    llm = ScriptedLLM([{"unknown_behaviour": "stow", "objects": ["CANDY"]},
+                       {"action": "pick"},
+                       answer([("candy", "gripper")], ("pickup", {"obj": "candy"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("stow the candy")
+        assert s.say("pick up the candy").kind == "plan" and s.teaching.name == "stow"
+        assert not llm.answers and not [c for c in llm.side_calls if "is" in c["schema"].get("properties", {})
+                                        and c["schema"]["properties"]["is"].get("enum") == ["teach", "other"]]
+
+
+def _offers_unknown_object(call: dict) -> bool:
+    return "unknown_object" in str(call["schema"])
+
+
+def test_a_verb_read_as_one_the_skills_do_is_planned_with_calls_only(fresh: TabletopEnv, tmp_path) -> None:
+    # measured on a held-out session: "Good afternoon. Would you be so kind as to place the candy into the gift
+    # bag" — the verb question read `place` as put, but the plan asked again answered the unknown object `good`,
+    # and a lesson of `place` began
+    request = "Good afternoon. Would you be so kind as to place the candy into the gift bag, please?"
+    llm = ScriptedLLM([{"unknown_behaviour": "place", "objects": ["CANDY", "GIFT_BAG"]}, {"is": "put"},
+                       answer([("candy", "gift_bag")], ("pickup", {"obj": "candy"}), ("goto", {"obj": "gift_bag"}),
+                              ("release", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        shown = s.say(request)
+        assert shown.kind == "plan" and s.teaching is None
+        assert s.confirm().execution.ok and s.check("'candy' in 'gift_bag'")
+        plans = [c for c in llm.calls if "goal" in str(c["schema"])]
+        assert _offers_unknown_object(plans[0]) and not _offers_unknown_object(plans[-1])
+        assert not llm.answers
+
+
+@pytest.mark.parametrize("announced", [True, False])
+def test_words_read_as_talk_that_announce_a_lesson_begin_it(fresh: TabletopEnv, tmp_path, announced: bool) -> None:
+    words = "Now, dear, I'd like to teach you how to serve something, like I used to do for the grandkids."
+    llm = ScriptedLLM([{"unknown_behaviour": "serve", "objects": []}, {"is": "talk"},
+                       {"is": "teach" if announced else "other"},
+                       *([] if announced else [answer([], ("go_home", {}))])])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say(words)
+        assert (reply.kind == "teach" and s.teaching is not None and s.teaching.name == "serve") is announced
+        assert (reply.kind == "notice" and s.pending is None) is not announced   # talk: nothing planned
+        assert not llm.answers
