@@ -6,9 +6,12 @@ scripted (exact answers); `situated eval sandbox` measures the real one."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from fakes import ScriptedLLM, answer_calls, answer_goal
+from situated.planners.lesson_end import ANNOUNCE_SCHEMA
 
 pytest.importorskip("pybullet")
 pytest.importorskip("movement_primitives")
@@ -106,3 +109,26 @@ def test_words_read_as_talk_that_announce_a_lesson_begin_it(fresh: TabletopEnv, 
         assert (reply.kind == "teach" and s.teaching is not None and s.teaching.name == "serve") is announced
         assert (reply.kind == "notice" and s.pending is None) is not announced   # talk: nothing planned
         assert not llm.answers
+
+
+def test_a_lesson_is_never_named_by_the_teaching_dialogues_own_words(fresh: TabletopEnv, tmp_path) -> None:
+    # measured on a held-out session: the announcement was answered as the unknown behaviour `teach`, the
+    # announcement question agreed, and serve's steps were learnt as `teach`
+    words = "Now, dear, I'd like to teach you how to serve something."
+    class Agreeing(ScriptedLLM):
+        """Says yes to every announcement question, as the 1.5B did."""
+
+        def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
+            return {"is": "teach"} if schema is ANNOUNCE_SCHEMA else super().json(messages, schema, **options)
+
+    llm = Agreeing([{"unknown_behaviour": "teach", "objects": []}, {"action": "serve"},
+                    {"unknown_behaviour": "serve", "objects": []}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        assert s.say(words).kind == "teach" and s.teaching is not None and s.teaching.name == "serve"
+        assert not llm.answers
+
+
+def test_every_console_command_is_a_reserved_name() -> None:
+    from situated.sandbox.console import INFO, STATEMENTS
+    from situated.sandbox.teaching import COMMAND_WORDS
+    assert STATEMENTS | INFO | {"teach", "quit"} <= COMMAND_WORDS

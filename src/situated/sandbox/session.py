@@ -78,7 +78,7 @@ from .objects import containers_of, pointed_description, scene_entries, taught_k
 from .places_said import meant_place, two_places, with_place
 from .replies import CallOutcome, Execution, Plan, Reply, SkillOutcome, Taught
 from .table_copy import GRIPPER_WORDS, TABLE, TableCopy
-from .teaching import Teaching, is_abort, is_done
+from .teaching import COMMAND_WORDS, Teaching, is_abort, is_done
 from .world import SandboxWorld
 
 if TYPE_CHECKING:
@@ -513,8 +513,8 @@ class SandboxSession:
         all the same, as the model reads them (`lesson_end.announce_messages`): "I'm going to teach you what it
         means to present something. Step one: pick up the duck" (a held-out session's) is a lesson of present
         that gives its first step, whose action is "pick"; "yo can u grab the duck" is no lesson of yo."""
-        if not verb_said(name, request):
-            return False
+        if not verb_said(name, request) or self._name_problem(name, "behaviour"):
+            return False   # (a word that cannot be a lesson's name announces none: "teach you how to serve")
         announced, usage = self.planner.lesson_announced(name, request)
         self._used(usage, "lesson")
         if announced:
@@ -1544,7 +1544,8 @@ class SandboxSession:
         """Why `name` cannot be taught as a new `kind` ('' if it can)."""
         if not _NAME.fullmatch(name):
             return "a name is a lower-case word (letters, digits, '_'), at most 40 characters"
-        if kind != "object" and (keyword.iskeyword(name) or name in DANGEROUS_NAMES or name in _PLAN_WORDS):
+        if kind != "object" and (keyword.iskeyword(name) or name in DANGEROUS_NAMES or name in _PLAN_WORDS
+                                 or name in COMMAND_WORDS):
             return "that word is reserved"
         if name in {o.name for o in self.scene_objects}:
             return "that is an object on the table"

@@ -22,6 +22,11 @@ DONE_PHRASES = ("done", "i'm done", "i am done", "all done", "that's it", "that 
 """What ends a teaching dialogue (compared after lower-casing and dropping punctuation)."""
 ABORT_PHRASES = ("never mind", "nevermind", "forget it", "cancel teaching", "stop, forget it", "abort")
 """What abandons a teaching dialogue without learning anything."""
+COMMAND_WORDS = frozenset({"teach", "quit", "point", "demo", "undo", "reset", "help", "library", "api", "metrics",
+                           "image"})
+"""The console's commands (`console.py`), the teaching dialogue's own words: no behaviour is taught by one of
+these names (measured on a held-out session: "I'd like to teach you how to serve something" was answered as the
+unknown behaviour `teach`, and serve's steps were learnt as `teach`)."""
 
 
 def phrase(text: str) -> str:
