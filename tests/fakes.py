@@ -24,6 +24,7 @@ from typing import Any
 from situated.llm.base import Completion
 from situated.llm.chat_template import chat_template_for
 from situated.planners.lesson_end import ANNOUNCE_SCHEMA, LESSON_SCHEMA, START_SCHEMA, STEP_SCHEMA
+from situated.planners.let_go import LET_GO_SCHEMA
 from situated.planners.request_kind import REQUEST_SCHEMA
 from situated.planners.taught_reading import READING_SCHEMA, TAUGHT
 from situated.planners.toolcall import answer_call
@@ -60,8 +61,8 @@ class ScriptedLLM:
         unknown behaviour's name: the first answer stands), the verb's ("other": the first answer stands) and the
         misheard taught verb's ("new"), the request question's ("request"), the reading question's
         ("taught": the behaviour stands), the place and item questions' (no answer: the calls stand), the first-step
-        question's (no step: the lesson begins as before) and the announcement question's ("other": the action
-        word decides)."""
+        question's (no step: the lesson begins as before), the announcement question's ("other": the action
+        word decides) and the let-go question's ("release": the step's calls stand)."""
         self.named = ""
 
     @property
@@ -81,7 +82,7 @@ class ScriptedLLM:
 
     def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
         is_side = schema in (LESSON_SCHEMA, START_SCHEMA, VERB_SCHEMA, REQUEST_SCHEMA, READING_SCHEMA,
-                             ANNOUNCE_SCHEMA) or \
+                             ANNOUNCE_SCHEMA, LET_GO_SCHEMA) or \
             is_slip_verb_schema(schema)
         props = set(schema.get("properties", {}))
         side = "is" if is_side else "action" if props == {"action"} else "place" if props == {"place"} else \
@@ -101,6 +102,8 @@ class ScriptedLLM:
                 return {"is": TAUGHT}
             if schema is ANNOUNCE_SCHEMA:  # no lesson announced: the action word decides, as before
                 return {"is": "other"}
+            if schema is LET_GO_SCHEMA:  # the step lets go: its calls stand as planned
+                return {"is": "release"}
             if schema is REQUEST_SCHEMA:  # the words ask for something: the lesson begins
                 return {"is": "request"}
             if side in ("place", "item"):  # the place or item question, unscripted: no answer, the calls stand

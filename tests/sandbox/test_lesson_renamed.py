@@ -59,7 +59,7 @@ def test_words_the_model_reads_as_no_announcement_stay_a_step_of_the_lesson_begu
                        answer([("candy", "gripper")], ("pickup", {"obj": "candy"}))])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         s.say("stow the candy")
-        shown = s.say("wrap your fingers around the candy first")
+        shown = s.say("wrap your fingers around it first")
         assert shown.kind == "plan" and shown.plan.text == "pickup('candy')\n"
         assert s.teaching is not None and s.teaching.name == "stow"
         assert s.confirm().execution.ok and [c.action for c in s.teaching.steps] == ["pickup"]
@@ -72,7 +72,7 @@ def test_a_first_step_in_a_skills_words_asks_no_announcement(fresh: TabletopEnv,
                        answer([("candy", "gripper")], ("pickup", {"obj": "candy"}))])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         s.say("stow the candy")
-        assert s.say("pick up the candy").kind == "plan" and s.teaching.name == "stow"
+        assert s.say("pick it up").kind == "plan" and s.teaching.name == "stow"
         assert not llm.answers and not [c for c in llm.side_calls if "is" in c["schema"].get("properties", {})
                                         and c["schema"]["properties"]["is"].get("enum") == ["teach", "other"]]
 
@@ -132,3 +132,24 @@ def test_every_console_command_is_a_reserved_name() -> None:
     from situated.sandbox.console import INFO, STATEMENTS
     from situated.sandbox.teaching import COMMAND_WORDS
     assert STATEMENTS | INFO | {"teach", "quit"} <= COMMAND_WORDS
+
+
+@pytest.mark.parametrize(("begin", "step"), [("Allow me to teach you what it means to wrap an item.",
+                                              "First, lift the duck from the table."),
+                                             ("stow the candy", "First, lift the duck from the table.")])
+def test_a_first_step_is_never_taken_for_another_lesson(fresh: TabletopEnv, tmp_path, begin: str,
+                                                        step: str) -> None:
+    # measured on a held-out session: after an announced lesson of wrap, "First, lift the duck" was read by the
+    # announcement question as a lesson of lift, and wrap was dropped
+    class Agreeing(ScriptedLLM):
+        def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
+            return {"is": "teach"} if schema is ANNOUNCE_SCHEMA else super().json(messages, schema, **options)
+
+    name = "wrap" if "wrap" in begin else "stow"
+    llm = Agreeing([{"unknown_behaviour": name, "objects": [] if name == "wrap" else ["CANDY"]},
+                    answer([("duck", "gripper")], ("pickup", {"obj": "duck"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say(begin)
+        assert s.say(step).kind == "plan" and s.teaching is not None and s.teaching.name == name
+        assert s.confirm().execution.ok and [c.action for c in s.teaching.steps] == ["pickup"]
+        assert not llm.answers

@@ -51,6 +51,7 @@ from .lesson_end import (
     start_messages,
     step_messages,
 )
+from .let_go import HOLD, LET_GO_SCHEMA, let_go_messages
 from .naming import naming_messages, naming_schema
 from .one_of_two import OneOfTwo
 from .place_meant import PLACE
@@ -1224,6 +1225,11 @@ class ToolCallPlanner:
         """The request question (`request_kind`): do the person's words only talk, asking the robot nothing? False
         when the backend fails or answers out of form: the words are read as a request, as before."""
         return self._is(request_messages(utterance), REQUEST_SCHEMA, "talk")
+
+    def only_carries(self, step: str) -> tuple[bool, Usage]:
+        """The let-go question (`let_go`): does a lesson's `step` only move the held item somewhere, still holding
+        it? False when the backend fails or answers out of form: the step's calls stand as planned."""
+        return self._is(let_go_messages(step), LET_GO_SCHEMA, HOLD)
 
     def taught_verb(self, verb: str, utterance: str, taught: Sequence[str]) -> tuple[str | None, Usage]:
         """The misheard-verb question (`verb_slip`): is the word `verb` of `utterance` one of the `taught`

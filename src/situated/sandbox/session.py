@@ -249,8 +249,14 @@ class SandboxSession:
         the lesson waiting for steps was the robot's reading of a request, not the person's ("place the candy
         into the gift bag" read as a new verb, then "I should now like to teach you how to wrap something" —
         measured on a held-out session: wrap's steps were learnt as `place`, and wrap stayed unknown). The
-        waiting lesson is dropped and the words are read afresh. None when they announce no other lesson."""
+        waiting lesson is dropped and the words are read afresh. None when they announce no other lesson.
+        Asked only when the waiting lesson began on a request about objects and the words name no item: a
+        lesson announced in words ("teach you what it means to wrap an item") is the person's own, and a first
+        step names its item ("First, lift the duck from the table", which the announcement question, measured
+        on a held-out session, took for a lesson of `lift`)."""
         assert self.teaching is not None
+        if not self.teaching.objects or any(said(o.name, text) for o in self.objects if o.kind == "item"):
+            return None
         word = self._action_of(text)
         if (word in (None, NO_ACTION) or word == self.teaching.name or not verb_said(word, text)
                 or word in self.planner.call_words(self.space, self.objects, self.memory, containers_of(self.env))
@@ -310,6 +316,7 @@ class SandboxSession:
             reply = replace(reply, answer=answer, raw=answer_of_calls(answer.calls, answer.goal))
         reply = self._place_corrected(request, reply, table)
         reply = self._item_corrected(request, reply, table)
+        reply = self._one_place_each(reply, table)
         self.last = ""
         answer = reply.answer
         raw = reply.raw
@@ -785,6 +792,29 @@ class SandboxSession:
         return self._one_of_two(reply, answer, pair, self.planner.item_meant(request, pair),
                                 lambda was, now: with_item(answer, was, now))
 
+    def _one_place_each(self, reply: PlannerReply, table: TableCopy) -> PlannerReply:
+        """A stated goal that puts one item in two places, and calls that move it to both: the item can end in
+        one, the last the calls take it to, and the calls are planned again by the search for that goal alone.
+        Measured on a held-out session: "chuck the bottle in the box, nah hang on, on the plate" was planned to
+        the box and then the plate, stated as both; the goto over the box was blocked and the bottle stayed in
+        hand. Unchanged when the search finds nothing."""
+        answer = reply.answer
+        if not isinstance(answer, PlannedCalls):
+            return reply
+        placed = [c for c in answer.goal if c.kind in ("inside", "on") and not c.negated]
+        last = {str(c.args[0]): c for c in placed}
+        if len(last) == len(placed):
+            return reply
+        goal = tuple(c for c in answer.goal if c not in placed or last[str(c.args[0])] is c)
+        found = search(goal, self.space, table, [str(a) for c in answer.calls for a in c.args])
+        if not found:
+            return reply
+        calls = with_home_kept(found, answer.calls, self.space, table, goal)
+        self._log("note", {"text": f"the goal puts an item in two places: planned for the last, {unmet_text(goal)}",
+                           "proposed": [call_text(c) for c in answer.calls],
+                           "goal": [condition_text(c) for c in answer.goal]})
+        return replace(reply, answer=PlannedCalls(calls, goal), raw=answer_of_calls(calls, goal))
+
     def _one_of_two(self, reply: PlannerReply, answer: PlannedCalls, pair: tuple[str, str],
                     asked: tuple[str | None, Usage], rewrite: Callable[[str, str], PlannedCalls]) -> PlannerReply:
         """The answer of a one-of-two question (`planners/one_of_two.py`) about the name the calls use and the
@@ -935,6 +965,22 @@ class SandboxSession:
             return None
         return (calls[1],)
 
+    def _carried(self, request: str, table: TableCopy, calls: Sequence[Call]) -> tuple[Call, ...] | None:
+        """A lesson's step planned `goto(P), release()` with an item in the gripper (a pickup of the held item
+        before them aside), P a place the step names, that the let-go question (`planners/let_go.py`) reads as
+        only carrying the item there ("Then you take it over to the bowl"): the goto alone; None otherwise."""
+        held = table.held
+        if self.teaching is None or held is None:
+            return None
+        if calls and calls[0].action == "pickup" and [str(a) for a in calls[0].args] == [held]:
+            calls = calls[1:]
+        if (len(calls) != 2 or calls[0].action != "goto" or len(calls[0].args) != 1 or calls[1].action != "release"
+                or calls[1].args or not said(str(calls[0].args[0]), request)):
+            return None
+        carries, usage = self.planner.only_carries(request)
+        self._used(usage, "lesson")
+        return (calls[0],) if carries else None
+
     @staticmethod
     def _said_where(request: str, table: TableCopy, calls: Sequence[Call], done: Sequence[Condition],
                     unmet: Sequence[Condition]) -> bool:
@@ -989,6 +1035,11 @@ class SandboxSession:
             self._log("note", {"text": f"released where the arm is ({table.arm}): the request names no place",
                                "proposed": [call_text(c) for c in calls], "goal": [condition_text(c) for c in goal]})
             calls, goal = here, moved(table, try_plan(here, self.space, table).after)
+        elif (carried := self._carried(request, table, calls)) is not None:
+            self._log("note", {"text": f"the step carries the {_words(str(table.held))} there and keeps holding it, "
+                                       "as the model read it", "proposed": [call_text(c) for c in calls],
+                               "goal": [condition_text(c) for c in goal]})
+            calls, goal = carried, ()
         # taught behaviours and shown motions: their effect on the copy is known from the lesson or the demo's
         # gripper events; the model's goal for them is a guess ("knock on the duck": DUCK in GRIPPER)
         taught = any(map(self._is_taught, calls))
