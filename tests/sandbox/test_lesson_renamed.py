@@ -121,11 +121,14 @@ def test_a_lesson_is_never_named_by_the_teaching_dialogues_own_words(fresh: Tabl
         def json(self, messages: list[dict], schema: dict, **options: Any) -> Any:
             return {"is": "teach"} if schema is ANNOUNCE_SCHEMA else super().json(messages, schema, **options)
 
-    llm = Agreeing([{"unknown_behaviour": "teach", "objects": []}, {"action": "serve"},
-                    {"unknown_behaviour": "serve", "objects": []}])
+    llm = Agreeing([{"unknown_behaviour": "teach", "objects": []}, {"unknown_behaviour": "serve", "objects": []}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         assert s.say(words).kind == "teach" and s.teaching is not None and s.teaching.name == "serve"
         assert not llm.answers
+    offered = llm.calls[1]["schema"]["anyOf"]   # asked again: only a lesson's name, one of the words said
+    assert len(offered) == 1 and "calls" not in offered[0]["properties"]
+    names = offered[0]["properties"]["unknown_behaviour"]["enum"]
+    assert "serve" in names and "teach" not in names and "dear" in names
 
 
 def test_every_console_command_is_a_reserved_name() -> None:
@@ -152,4 +155,20 @@ def test_a_first_step_is_never_taken_for_another_lesson(fresh: TabletopEnv, tmp_
         s.say(begin)
         assert s.say(step).kind == "plan" and s.teaching is not None and s.teaching.name == name
         assert s.confirm().execution.ok and [c.action for c in s.teaching.steps] == ["pickup"]
+        assert not llm.answers
+
+
+@pytest.mark.parametrize("announced", [True, False])
+def test_a_verb_read_as_a_skills_that_the_words_announce_a_lesson_of_is_taught(fresh: TabletopEnv, tmp_path,
+                                                                               announced: bool) -> None:
+    # measured on a development session: "I'd love to teach you how to stash something. To begin, would you be so
+    # kind as to pick up the little ball" — the verb question read `stash` as handing over, and no lesson began
+    words = "I'd love to teach you how to stash something. To begin, pick up the ball."
+    pick = answer([("ball", "gripper")], ("pickup", {"obj": "ball"}))
+    llm = ScriptedLLM([{"unknown_behaviour": "stash", "objects": ["BALL"]}, {"is": "hand_over"},
+                       {"is": "teach" if announced else "other"}, *([] if announced else [pick])])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say(words)
+        assert (s.teaching is not None and s.teaching.name == "stash") is announced
+        assert reply.kind == ("teach" if announced else "plan")
         assert not llm.answers

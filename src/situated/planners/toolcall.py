@@ -742,11 +742,11 @@ def call_schema(action: Any, members: Sequence[str]) -> dict:
 
 def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_calls: int = MAX_CALLS,
                   unknown_behaviour: bool = True, unknown_object: bool = True, unknown_skill: bool = False,
-                  behaviour_name: str | None = None) -> dict:
+                  behaviour_name: str | Sequence[str] | None = None) -> dict:
     """The JSON schema of an answer, regenerated from the API: a goal over the known objects and calls, each
     function one alternative whose `function` is that name and whose `args` are exactly its parameters, each an
     enum of the known objects; or one of the two unknown answers (each can be left out). `behaviour_name`: the
-    only name the unknown-behaviour answer may give."""
+    only name (or names) the unknown-behaviour answer may give."""
     members = [o.member for o in objects]
     call_forms = [call_schema(action, members) for action in space.actions if members or not action.params]
     forms: list[dict] = []
@@ -760,7 +760,8 @@ def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_cal
         "type": "array", "maxItems": 0}
     if unknown_behaviour or not forms:
         forms.append({"type": "object",
-                      "properties": {"unknown_behaviour": {"enum": [behaviour_name]} if behaviour_name else {
+                      "properties": {"unknown_behaviour": {"enum": [behaviour_name] if isinstance(
+                                         behaviour_name, str) else list(behaviour_name)} if behaviour_name else {
                                          "type": "string", "pattern": WORD_PATTERN}, "objects": named},
                       "required": ["unknown_behaviour", "objects"], "additionalProperties": False})
     if unknown_object:
@@ -1054,7 +1055,7 @@ class ToolCallPlanner:
              containers: Iterable[str] = (), state: TableState | None = None,
              feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False,
              teaching: bool = True, unknown_object: bool = True, exclude: Iterable[str] = (),
-             feedback_unknown: bool = False, behaviour_name: str | None = None) -> PlannerReply:
+             feedback_unknown: bool = False, behaviour_name: str | Sequence[str] | None = None) -> PlannerReply:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
         the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy

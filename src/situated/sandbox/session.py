@@ -481,6 +481,8 @@ class SandboxSession:
         word found is a word of an object's name."""
         answer = reply.answer
         assert isinstance(answer, UnknownBehaviour)
+        if answer.name in COMMAND_WORDS and (named := self._lesson_named(request, state)) is not None:
+            return named
         word = self._action_of(request)
         if word == NO_ACTION:
             # no verb at all ("No wait, I meant the box, not the plate": `no_wait`): a correction of the last
@@ -513,6 +515,27 @@ class SandboxSession:
         read = " names no action and corrects the last one" if word == NO_ACTION else f"'s action is {word!r}"
         self._log("note", {"text": f"unknown behaviour {answer.name}: the request{read}, as the model read it",
                            "answer": again.raw})
+        return again
+
+    def _lesson_named(self, request: str, state: TableState) -> PlannerReply | None:
+        """An unknown behaviour named by a word of the teaching dialogue itself (`teach`: "I'd love to teach you
+        how to stash something. To begin, pick up the little ball", measured on a development session) is asked
+        again with only the unknown-behaviour form, its name one of the request's other words that could name a
+        new behaviour: the model says which word the lesson is of. None when no word could, or it answers out of
+        form."""
+        known = self.planner.call_words(self.space, self.objects, self.memory, containers_of(self.env))
+        words = [w for w in dict.fromkeys(re.findall(r"[a-z]+", request.lower())) if len(w) > 2 and w not in known
+                 and not any(w in o.name.split("_") for o in self.objects) and not self._name_problem(w, "behaviour")]
+        if not words:
+            return None
+        again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
+                                  state=state, unknown_object=False, behaviour_name=words,
+                                  exclude=[a.name for a in self.space.actions])
+        self._used(again.usage, "plan")
+        if not isinstance(again.answer, UnknownBehaviour):
+            return None
+        self._log("note", {"text": f"the lesson is of {again.answer.name}, as the model read the words", "answer":
+                           again.raw})
         return again
 
     def _announced(self, request: str, name: str) -> bool:
@@ -625,7 +648,10 @@ class SandboxSession:
         answer = reply.answer
         if not isinstance(answer, UnknownBehaviour) or not verb_said(answer.name, request):
             return reply
-        if self._verb_is_new(answer.name, request):
+        if self._verb_is_new(answer.name, request) or self._announced(request, answer.name):
+            # (words that announce a lesson of the verb are no request to do something the skills do: "I'd love
+            # to teach you how to stash something. To begin, ... pick up the little ball" — the verb question
+            # read `stash` as handing over, on a development session)
             return reply
         # calls only: an unknown object answered now is no reading of a verb the skills do (measured: "Good
         # afternoon. Would you be so kind as to place the candy into the gift bag" answered the object `good` again)
