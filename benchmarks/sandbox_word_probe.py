@@ -10,7 +10,7 @@ named do the words mean in the end?
 Each case is asked once, greedily, with the real model.
 
     PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
-        [--only word,naming,action,start,end,verb,slip,request,announce,step,item]
+        [--only word,naming,action,start,end,verb,slip,request,announce,step,item,letgo]
 
 Prints one line per case (ok / BAD), a count per question and, last, one JSON line.
 """
@@ -241,6 +241,22 @@ ITEM_CASES = (
     ("pick up the banana please, the apple is for later", ("apple", "banana"), "banana"),
 )
 
+# (a lesson's step with an item in hand, answer: "release" or "hold")
+LET_GO_CASES = (
+    ("put it on the tray", "release"),
+    ("then you take it over to the bowl", "hold"),
+    ("swing over to the plate", "hold"),
+    ("drop it in the gift bag", "release"),
+    ("now move over to the box", "hold"),
+    ("place it in the bowl", "release"),
+    ("bring it above the tray", "hold"),
+    ("stick it in the box", "release"),
+    ("go to the gift bag with it", "hold"),
+    ("and pop it on the plate", "release"),
+    ("carry the apple to the bowl", "hold"),
+    ("put the ball into the gift bag", "release"),
+)
+
 
 def entries(names: tuple[str, ...]) -> list[ObjectEntry]:
     return [ObjectEntry(n, kind=_KINDS.get(n, "item")) for n in names]
@@ -250,7 +266,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--only", default="word,naming,action,start,end,verb,slip,request,announce,step,item",
+    parser.add_argument("--only", default="word,naming,action,start,end,verb,slip,request,announce,step,item,letgo",
                         help="the questions to probe (comma list)")
     args = parser.parse_args()
     opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
@@ -259,7 +275,7 @@ def main() -> None:
     for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES), ("action", ACTION_CASES),
                             ("start", START_CASES), ("end", END_CASES), ("verb", VERB_CASES), ("slip", SLIP_CASES),
                             ("request", REQUEST_CASES), ("announce", ANNOUNCE_CASES), ("step", STEP_CASES),
-                            ("item", ITEM_CASES)):
+                            ("item", ITEM_CASES), ("letgo", LET_GO_CASES)):
         if question not in args.only.split(","):
             continue
         right, start = 0, time.perf_counter()
@@ -285,6 +301,9 @@ def main() -> None:
             elif question == "item":
                 request, word, want = case
                 got = planner.item_meant(request, word)[0] or "none"
+            elif question == "letgo":
+                (request, want), word = case, ""
+                got = "hold" if planner.only_carries(request)[0] else "release"
             elif question == "announce":
                 word, request, want = case
                 got = "teach" if planner.lesson_announced(word, request)[0] else "other"

@@ -487,6 +487,12 @@ def answer_calls(items: Sequence[tuple[str, dict[str, str]]]) -> list[str]:
     return [answer_call(f, *a.values()) for f, a in items]
 
 
+def answer_plan(goal: Sequence[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
+    """A sandbox planner answer with a goal and calls: `answer_plan([("ball", "tray")], ("pickup", {"obj":
+    "ball"}), ...)`."""
+    return {"goal": answer_goal(goal), "calls": answer_calls(items)}
+
+
 def answer_goal(goal: Sequence[tuple[str, str]], places: Sequence[str] = ("table", "spot")) -> list[str]:
     """A sandbox planner answer's goal: `[("candy", "gift_bag")]` → `["CANDY in GIFT_BAG"]` (`on` for `places`)."""
     return [f"{i.upper()} {'on' if p in places else 'in'} {p.upper()}" for i, p in goal]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedLLM, answer_calls, answer_goal
+from fakes import ScriptedLLM, answer_goal
+from fakes import answer_plan as answer
 from situated.planners.action_word import NO_ACTION, action_messages, action_schema
 from situated.planners.lesson_end import START_SCHEMA, start_messages
 
@@ -22,8 +23,6 @@ from situated.sandbox.session import SandboxSession
 TALK = {"is": "talk"}
 
 
-def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
-    return {"goal": answer_goal(goal), "calls": answer_calls(items)}
 
 
 def test_a_greeting_is_not_a_behaviour_to_learn(fresh: TabletopEnv, tmp_path) -> None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedLLM, answer_calls, answer_goal
+from fakes import ScriptedLLM
+from fakes import answer_plan as answer
 from situated.planners.let_go import LET_GO_SCHEMA, let_go_messages
 
 pytest.importorskip("pybullet")
@@ -16,10 +17,6 @@ pytest.importorskip("movement_primitives")
 from situated.envs.tabletop import TabletopEnv
 from situated.sandbox import SkillLibrary
 from situated.sandbox.session import SandboxSession
-
-
-def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
-    return {"goal": answer_goal(goal), "calls": answer_calls(items)}
 
 
 @pytest.mark.parametrize("read", ["hold", "release"])

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedLLM, answer_calls, answer_goal
+from fakes import ScriptedLLM
+from fakes import answer_plan as answer
 from situated.planners.lesson_end import STEP_SCHEMA, step_messages
 
 pytest.importorskip("pybullet")
@@ -21,8 +22,6 @@ from situated.sandbox.session import SandboxSession
 BEGIN = "I'll teach you something new, it's called stow. First you pick up the ball."
 
 
-def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
-    return {"goal": answer_goal(goal), "calls": answer_calls(items)}
 
 
 def test_a_step_given_with_the_lesson_is_run_as_its_first_and_keeps_its_object(fresh: TabletopEnv,

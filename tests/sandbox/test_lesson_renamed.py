@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from fakes import ScriptedLLM, answer_calls, answer_goal
+from fakes import ScriptedLLM
+from fakes import answer_plan as answer
 from situated.planners.lesson_end import ANNOUNCE_SCHEMA
 
 pytest.importorskip("pybullet")
@@ -23,8 +24,6 @@ from situated.sandbox.session import SandboxSession
 ANNOUNCE = "Thank you. I should now like to teach you how to wrap something."
 
 
-def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
-    return {"goal": answer_goal(goal), "calls": answer_calls(items)}
 
 
 def test_an_announced_lesson_of_another_verb_replaces_the_one_the_robot_guessed(fresh: TabletopEnv,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedLLM, answer_calls, answer_goal
+from fakes import ScriptedLLM
+from fakes import answer_plan as answer
 from situated.actions import SANDBOX_SPACE
 from situated.planners.lesson_end import LESSON_SCHEMA, lesson_messages
 from situated.planners.toolcall import PlannedCalls, verb_said
@@ -27,8 +28,6 @@ from situated.sandbox.table_copy import TableCopy
 STEP, OVER = {"is": "step"}, {"is": "end"}
 
 
-def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
-    return {"goal": answer_goal(goal), "calls": answer_calls(items)}
 
 
 def test_a_lesson_ends_in_the_persons_own_words_and_takes_the_object_it_was_shown_on(fresh: TabletopEnv,

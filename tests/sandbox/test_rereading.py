@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedLLM, answer_calls, answer_goal
+from fakes import ScriptedLLM
+from fakes import answer_plan as answer
 
 pytest.importorskip("pybullet")
 pytest.importorskip("movement_primitives")
@@ -17,11 +18,6 @@ from situated.envs.tabletop import TabletopEnv
 from situated.program import Condition
 from situated.sandbox import SkillLibrary
 from situated.sandbox.session import SandboxSession
-
-
-def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
-    return {"goal": answer_goal(goal),
-            "calls": answer_calls(items)}
 
 
 def done(session: SandboxSession, *utterances: str) -> None:

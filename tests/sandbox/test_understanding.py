@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from fakes import ScriptedLLM, answer_calls, answer_goal
+from fakes import ScriptedLLM
+from fakes import answer_plan as answer
 from situated.actions import SANDBOX_SPACE, Param, Primitive
 from situated.program import Call, Condition
 
@@ -28,9 +29,6 @@ def done(session: SandboxSession, *utterances: str) -> None:
         session.confirm()
 
 
-def answer(goal: list[tuple[str, str]], *items: tuple[str, dict[str, str]]) -> dict:
-    return {"goal": answer_goal(goal),
-            "calls": answer_calls(items)}
 
 
 def test_the_robot_state_reaches_the_prompt_each_turn_and_the_prompt_only_grows(fresh: TabletopEnv,
