@@ -742,11 +742,11 @@ def call_schema(action: Any, members: Sequence[str]) -> dict:
 
 def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_calls: int = MAX_CALLS,
                   unknown_behaviour: bool = True, unknown_object: bool = True, unknown_skill: bool = False,
-                  behaviour_name: str | Sequence[str] | None = None) -> dict:
+                  behaviour_names: Sequence[str] = ()) -> dict:
     """The JSON schema of an answer, regenerated from the API: a goal over the known objects and calls, each
     function one alternative whose `function` is that name and whose `args` are exactly its parameters, each an
-    enum of the known objects; or one of the two unknown answers (each can be left out). `behaviour_name`: the
-    only name (or names) the unknown-behaviour answer may give."""
+    enum of the known objects; or one of the two unknown answers (each can be left out). `behaviour_names`: the
+    only names the unknown-behaviour answer may give (any word when empty)."""
     members = [o.member for o in objects]
     call_forms = [call_schema(action, members) for action in space.actions if members or not action.params]
     forms: list[dict] = []
@@ -760,8 +760,7 @@ def answer_schema(space: ActionSpace, objects: Sequence[ObjectEntry], *, max_cal
         "type": "array", "maxItems": 0}
     if unknown_behaviour or not forms:
         forms.append({"type": "object",
-                      "properties": {"unknown_behaviour": {"enum": [behaviour_name] if isinstance(
-                                         behaviour_name, str) else list(behaviour_name)} if behaviour_name else {
+                      "properties": {"unknown_behaviour": {"enum": list(behaviour_names)} if behaviour_names else {
                                          "type": "string", "pattern": WORD_PATTERN}, "objects": named},
                       "required": ["unknown_behaviour", "objects"], "additionalProperties": False})
     if unknown_object:
@@ -1055,7 +1054,7 @@ class ToolCallPlanner:
              containers: Iterable[str] = (), state: TableState | None = None,
              feedback: tuple[dict[str, Any], str] | None = None, lesson: bool = False,
              teaching: bool = True, unknown_object: bool = True, exclude: Iterable[str] = (),
-             feedback_unknown: bool = False, behaviour_name: str | Sequence[str] | None = None) -> PlannerReply:
+             feedback_unknown: bool = False, behaviour_names: Sequence[str] = ()) -> PlannerReply:
         """One utterance → calls with the goal they should reach, or an explicit unknown answer. The exchange is
         not added to `memory`: the caller does that once it knows what became of the plan (the reply carries
         the turn's context for it). `feedback`: an earlier answer to this utterance and why it fails on the copy
@@ -1066,8 +1065,8 @@ class ToolCallPlanner:
         found to be part of the action or a misheard known object, `word_kind`). `exclude`: functions a rewrite
         may not call (the copy showed they fail from this state). `feedback_unknown`: the answer after `feedback`
         may also be the unknown-behaviour form (the earlier calls asked for nothing that was not so already).
-        `behaviour_name`: the only name an unknown-behaviour answer may give (the person's word for the action,
-        `action_word`).
+        `behaviour_names`: the only names an unknown-behaviour answer may give (the person's word for the action,
+        `action_word`; or the words of a lesson named by the dialogue's own word, `teach`).
 
         An unknown answer that names something the API has contradicts it, and the model is asked again with the
         schema narrowed: `{"unknown_object": "duck"}` with a DUCK member (or a slip of it within `_close`'s edits:
@@ -1092,7 +1091,7 @@ class ToolCallPlanner:
         offered = space
         if exclude:
             offered = ActionSpace(tuple(a for a in space.actions if a.name not in set(exclude)), space.objects)
-        value, usage = self._ask(messages, answer_schema(offered, objects, **allow, behaviour_name=behaviour_name))
+        value, usage = self._ask(messages, answer_schema(offered, objects, **allow, behaviour_names=behaviour_names))
         answer = read_answer(value, space, objects)
         composed = self.call_words(space, objects, memory, containers)
         things: set[str] = set()  # unknown-object names refused (a known thing, a slip of one, or never said)
@@ -1126,7 +1125,7 @@ class ToolCallPlanner:
             else:
                 break
             value, again = self._ask(messages, answer_schema(offered, objects, **allow,
-                                                             behaviour_name=behaviour_name))
+                                                             behaviour_names=behaviour_names))
             answer, usage = read_answer(value, space, objects), usage + again
         if isinstance(answer, UnknownBehaviour | UnknownSkill):
             held = state.held if state is not None else None

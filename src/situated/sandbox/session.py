@@ -495,7 +495,7 @@ class SandboxSession:
             # something. Step one: pick up the duck")
             return reply
         else:
-            asked = {"behaviour_name": word}
+            asked = {"behaviour_names": (word,)}
         again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
                                   state=state, unknown_object=False, **asked)
         self._used(again.usage, "plan")
@@ -529,7 +529,7 @@ class SandboxSession:
         if not words:
             return None
         again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
-                                  state=state, unknown_object=False, behaviour_name=words,
+                                  state=state, unknown_object=False, behaviour_names=words,
                                   exclude=[a.name for a in self.space.actions])
         self._used(again.usage, "plan")
         if not isinstance(again.answer, UnknownBehaviour):
@@ -980,32 +980,24 @@ class SandboxSession:
         the TABLE). A pickup of the item already held before them changes nothing and does not count ("and let it
         go", a lesson's step over the tray, planned pickup(CANDY), goto(TABLE), release() on a held-out session).
         The release alone, where the arm is; None otherwise."""
-        held = table.held
-        if calls and held is not None and calls[0].action == "pickup" and [str(a) for a in calls[0].args] == [held]:
-            calls = calls[1:]
-        if (len(calls) != 2 or held is None or calls[0].action != "goto" or len(calls[0].args) != 1
-                or calls[1].action != "release" or calls[1].args):
+        pair = _goto_release(table.held, calls)
+        if pair is None:
             return None
-        place = str(calls[0].args[0])
+        place = str(pair[0].args[0])
         if table.arm == place or table.arm not in table.containers | table.places or said(place, request):
             return None
-        return (calls[1],)
+        return (pair[1],)
 
     def _carried(self, request: str, table: TableCopy, calls: Sequence[Call]) -> tuple[Call, ...] | None:
         """A lesson's step planned `goto(P), release()` with an item in the gripper (a pickup of the held item
         before them aside), P a place the step names, that the let-go question (`planners/let_go.py`) reads as
         only carrying the item there ("Then you take it over to the bowl"): the goto alone; None otherwise."""
-        held = table.held
-        if self.teaching is None or held is None:
-            return None
-        if calls and calls[0].action == "pickup" and [str(a) for a in calls[0].args] == [held]:
-            calls = calls[1:]
-        if (len(calls) != 2 or calls[0].action != "goto" or len(calls[0].args) != 1 or calls[1].action != "release"
-                or calls[1].args or not said(str(calls[0].args[0]), request)):
+        pair = _goto_release(table.held, calls)
+        if self.teaching is None or pair is None or not said(str(pair[0].args[0]), request):
             return None
         carries, usage = self.planner.only_carries(request)
         self._used(usage, "lesson")
-        return (calls[0],) if carries else None
+        return pair[:1] if carries else None
 
     @staticmethod
     def _said_where(request: str, table: TableCopy, calls: Sequence[Call], done: Sequence[Condition],
@@ -1705,6 +1697,19 @@ def _plain_words(text: str) -> set[str]:
 
 def _words(name: str) -> str:
     return name.replace("_", " ")
+
+
+def _goto_release(held: str | None, calls: Sequence[Call]) -> tuple[Call, ...] | None:
+    """Calls `goto(P), release()` with `held` in the gripper, those two (a pickup of the held item before them
+    changes nothing and does not count); None for any other calls."""
+    if held is None:
+        return None
+    if calls and calls[0].action == "pickup" and [str(a) for a in calls[0].args] == [held]:
+        calls = calls[1:]
+    if (len(calls) != 2 or calls[0].action != "goto" or len(calls[0].args) != 1 or calls[1].action != "release"
+            or calls[1].args):
+        return None
+    return tuple(calls)
 
 
 def _heard(name: str, request: str, table: TableCopy, verb: str = "") -> bool:
