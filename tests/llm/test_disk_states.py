@@ -53,3 +53,49 @@ def test_a_new_process_restores_the_prompt_and_answers_as_a_cold_one(tmp_path: P
     cold = fresh(None).complete(ask, max_tokens=6)
     assert warm.cached_tokens >= MIN_DISK_TOKENS and cold.cached_tokens == 0
     assert warm.text == cold.text
+
+
+def test_states_past_the_byte_budget_go_least_recently_used_first(tmp_path: Path) -> None:
+    disk = DiskStates(tmp_path / "states", keep=10, max_bytes=3500)   # (a .tokens file adds 4 bytes a token)
+    base = list(range(1000, 1000 + MIN_DISK_TOKENS))
+    scene = disk.write([*base, 1], b"s" * 1000)          # a scene's prompt every process needs
+    side = disk.write([*base, 2], b"q" * 300)            # a side question's
+    assert scene is not None and side is not None
+    disk.used(scene)                                     # restored again from memory by a later process
+    library = disk.write([*base, 3], b"l" * 1000)        # one session's taught library: over the budget
+    kept = {p.name for p in (tmp_path / "states").glob("*.tokens")}
+    assert library is not None and kept == {scene.name, library.name}
+    huge = disk.write([*base, 4], b"h" * 5000)           # bigger than the budget alone: the newest still stays
+    assert huge is not None and {p.name for p in (tmp_path / "states").glob("*.tokens")} == {huge.name}
+    disk.used(tmp_path / "states" / "gone.tokens")       # a state another process removed: no error
+
+
+@pytest.mark.slow
+def test_a_side_questions_prompt_is_kept_and_marked_used_when_restored_from_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("llama_cpp", reason="needs llama-cpp-python")
+    from situated.llm import llamacpp
+
+    def fresh(states: Path | None) -> llamacpp.LlamaCppLLM:
+        monkeypatch.setattr(llamacpp, "_ENGINES", {})  # a new engine, as a new process would load
+        return llamacpp.LlamaCppLLM("qwen2.5-coder-0.5b", n_ctx=2048, n_threads=2, exact_prefix=False,
+                                    prompt_states=states, state_cache=4)
+
+    plan = "You plan for a robot arm. Objects: ball, cube, duck, tray, bag. Answer with one call. " * 12
+    side = "Say whether the word names a thing or an action. Answer thing or action. " * 8
+    assert MIN_DISK_TOKENS <= fresh(None).count_tokens(side) < 2 * MIN_DISK_TOKENS   # shorter than a scene's
+    first = fresh(tmp_path)
+    first.complete(plan + "Request: grab the ball.\nCall:", max_tokens=4)
+    asked = first.complete(side + "Word: stash\nAnswer:", max_tokens=3)
+    assert asked.cached_tokens == 0                  # the side question evaluated from its start, then kept
+    files = sorted(tmp_path.rglob("*.tokens"), key=lambda p: p.stat().st_mtime_ns)
+    assert len(files) == 2
+    scene_file = files[0]
+    before = scene_file.stat().st_mtime_ns
+    first.complete(plan + "Request: put the duck in the tray.\nCall:", max_tokens=4)   # the scene's from memory
+    assert scene_file.stat().st_mtime_ns > before    # its disk copy is marked used too
+    ask = side + "Word: ball\nAnswer:"
+    warm = fresh(tmp_path).complete(ask, max_tokens=3)
+    cold = fresh(None).complete(ask, max_tokens=3)
+    assert warm.cached_tokens >= MIN_DISK_TOKENS and cold.cached_tokens == 0
+    assert warm.text == cold.text

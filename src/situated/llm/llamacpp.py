@@ -55,6 +55,9 @@ except ImportError:  # pragma: no cover - exercised only without the optional de
 DEFAULT_N_CTX = 8192
 MIN_STATE_TOKENS = 64
 """Only KV prefixes at least this long are worth saving into (or restoring from) the state LRU."""
+REWRITE_TOKENS = 1024
+"""A conversation's prompt that evaluates at least this many new tokens after its reused prefix (a lesson changed
+the API near the start) leaves its state on disk too."""
 CHUNK = 64
 """Prompts are evaluated in batches of this many tokens at fixed positions; prefixes are reused in whole chunks."""
 
@@ -66,6 +69,8 @@ class _SavedState:
     size: int
     reusable: int = 0
     """Leading tokens whose KV came from whole prompt chunks (what a later prompt may reuse)."""
+    disk: Path | None = None
+    """The disk state (`.tokens` file) this one extends, if any: marked used whenever this one is restored."""
 
 
 class _Engine:
@@ -96,6 +101,8 @@ class _Engine:
         self._forced_text: Any = None
         self.disk: DiskStates | None = None
         """Saved states on disk for conversations (`LlamaCppLLM(prompt_states=...)`); None: memory only."""
+        self.live_disk: Path | None = None
+        """The disk state the live context extends (read from it or written as it), if any."""
 
     @property
     def ctx(self) -> Any:
@@ -123,7 +130,7 @@ class _Engine:
             # session on the same scene's prompt, an earlier task under the same examples); the newer keeps the
             # shared prefix warm, and other families' states stay in the LRU
             del self.states[key]
-        self.states[tokens] = _SavedState(tokens, data, written, self.reusable)
+        self.states[tokens] = _SavedState(tokens, data, written, self.reusable, self.live_disk)
         while len(self.states) > self.state_cache:
             self.states.popitem(last=False)
 
@@ -140,8 +147,11 @@ class _Engine:
         self.llama.input_ids[:n] = state.tokens
         self.llama.n_tokens = n
         self.reusable = state.reusable
+        self.live_disk = state.disk
         if state.tokens in self.states:
             self.states.move_to_end(state.tokens)
+        if state.disk is not None and self.disk is not None:
+            self.disk.used(state.disk)
 
     def prepare(self, tokens: list[int], reuse_prefix: bool = True, exact: bool = True) -> int:
         """Evaluate `tokens`, reusing the longest cached prefix (in whole chunks when `exact`, else every shared
@@ -171,13 +181,17 @@ class _Engine:
         if not exact and self.disk is not None and common < MIN_DISK_TOKENS:
             common = self._from_disk(tokens, common)
         reuse = common
+        if not exact and self.disk is not None and reuse < MIN_DISK_TOKENS:
+            reuse = 0   # a new prompt (a side question's first call shares only the chat template's first tokens)
         if reuse <= 0 or not self.llama._ctx.kv_cache_seq_rm(-1, reuse, -1):
             reuse = 0
             self._clear()
         self.llama.n_tokens = reuse
         self._evaluate(tokens, reuse)
-        if not exact and self.disk is not None and (reuse == 0 or len(tokens) - reuse >= 4 * MIN_DISK_TOKENS):
-            self._to_disk()  # a new prompt; one evaluated from scratch is restored exactly by a later process
+        if not exact and self.disk is not None and (reuse == 0 or len(tokens) - reuse >= REWRITE_TOKENS):
+            # a new prompt, evaluated from its start in whole chunks, is restored exactly by a later process; one
+            # mostly new (a taught library's API) is worth a file too
+            self._to_disk()
         return reuse
 
     def _from_disk(self, tokens: list[int], common: int) -> int:
@@ -192,7 +206,7 @@ class _Engine:
             return common
         data = (llama_cpp.ctypes.c_uint8 * len(loaded[1])).from_buffer_copy(loaded[1])
         try:
-            self._restore(_SavedState(loaded[0], data, len(loaded[1])))
+            self._restore(_SavedState(loaded[0], data, len(loaded[1]), disk=found[1]))
         except BackendError:
             self.disk.forget(found[1])
             self._clear()
@@ -203,7 +217,7 @@ class _Engine:
     def _to_disk(self) -> None:
         if self.disk is not None:
             data, written = self._state()
-            self.disk.write(self.live_tokens(), bytes(data)[:written])
+            self.live_disk = self.disk.write(self.live_tokens(), bytes(data)[:written]) or self.live_disk
 
     @staticmethod
     def _usable(cached: Sequence[int], reusable: int, tokens: Sequence[int]) -> int:
@@ -216,6 +230,7 @@ class _Engine:
         self.llama.reset()
         self.llama._ctx.kv_cache_clear()
         self.reusable = 0
+        self.live_disk = None
 
     def _evaluate(self, tokens: list[int], start: int) -> None:
         """Evaluate `tokens[start:]` in chunks of `CHUNK` from `start`. They are exact chunks (at fixed positions
