@@ -59,6 +59,13 @@ WORD_CASES = (
     ("gift_bag", "my boss is watching, quick, put the ball in the tray", "boss", "talk"),
     ("fruit_bowl", "ugh this weather. can you hand me the banana", "weather", "talk"),
     ("gift_bag", "put the ball in the tray, I need it for my nephew", "nephew", "talk"),
+    # a lesson's name, or the kind of thing it is for, in the words that announce it (heldout24's two, four others)
+    ("fruit_bowl", "yay!! now im gonna teach you how to hide a fruit, first grab the strawberry", "fruit", "action"),
+    ("sorting", 'Now I am teach you new thing, it call "dish".', "dish", "action"),
+    ("gift_bag", "let me show you how to stow a toy", "toy", "action"),
+    ("gift_bag", 'I will teach you a new word: "nest"', "nest", "action"),
+    ("fruit_bowl", "can you learn how to peel a fruit for me", "fruit", "action"),
+    ("sorting", "this one is called binning, watch me", "binning", "action"),
 )
 # (request, word, known objects the request names, answer: the object named, or "no")
 NAMING_CASES = (

@@ -945,24 +945,30 @@ TALK = "talk"
 WORD_PROMPT = """\
 A person asked a robot arm for something. Say what one word of the request is to the person: "thing" if it \
 names an object or a place the robot should find, "action" if it is part of what the person asks the robot to \
-do (a verb, or what is to be made or done). Answer with JSON.
+do or to learn (a verb, what is to be made or done, the name of a new behaviour, or the kind of thing a new \
+behaviour is for). Answer with JSON.
 """
 WORD_EXAMPLES = (
     ("go to the stapler", "stapler", "thing", ()),
     ("wave at me", "wave", "action", ()),
     ("put the marker in the tray", "marker", "thing", ()),
     ("make a sandwich with the bread", "sandwich", "action", ()),
+    ("I'll teach you how to polish a shoe", "shoe", "action", ()),
+    ('a new trick for you, it is called "flip"', "flip", "action", ()),
 )
 """The side question's worked examples (request, word, answer, known objects: none offered): the system prompt's
-own unknown examples."""
+own unknown examples, and two words of a lesson's announcement (its kind of thing, its name: measured on a
+held-out session, "teach you how to hide a fruit, first grab the strawberry" asked the person to point at the
+fruit)."""
 
 SLIP_PROMPT = """\
 A person asked a robot arm for something; a speech-to-text engine wrote the request down and sometimes \
 mishears a name. Say what one word of the request is to the person: the name of one of the robot's known \
 objects if the engine misheard that name or if the word only describes that object (its size, colour, look or \
 state, as in "the tall mug"), "thing" if it names another object or place the robot should find, "action" if it \
-is part of what the person asks the robot to do (a verb, or what is to be made or done), "talk" if the person \
-only mentions it in passing and asks the robot nothing about it. Answer with JSON.
+is part of what the person asks the robot to do or to learn (a verb, what is to be made or done, the name of a \
+new behaviour, or the kind of thing a new behaviour is for), "talk" if the person only mentions it in passing and \
+asks the robot nothing about it. Answer with JSON.
 """
 SLIP_EXAMPLES = (
     ("go to the stapler", "stapler", "thing", ("MUG", "SHELF")),
@@ -972,14 +978,16 @@ SLIP_EXAMPLES = (
     ("hand me the cop", "cop", "CUP", ("CUP", "TRAY")),
     ("pass me the spoon", "spoon", "thing", ("FORK", "MUG")),
     ("make a sandwich with the bread", "sandwich", "action", ("BREAD", "PLATE")),
+    ("I'll teach you how to polish a shoe", "shoe", "action", ("BRUSH", "SHELF")),
+    ('a new trick for you, it is called "flip"', "flip", "action", ("CUP", "TRAY")),
     ("could you grab the tall mug for me", "tall", "MUG", ("MUG", "SHELF")),
     ("put the stale bread on the plate", "stale", "BREAD", ("BREAD", "PLATE")),
     ("the kitchen is a mess, so put the cup on the shelf", "kitchen", "talk", ("CUP", "SHELF")),
     ("I'm late for my train, quick, hand me the fork", "train", "talk", ("FORK", "MUG")),
 )
 """The second side question's worked examples (request, word, answer, known objects): the first's, with the
-objects, two misheard names, a thing of the same kind as a known one, two words that describe a known object and
-two things only mentioned in passing."""
+objects (a lesson's kind of thing and name among them), two misheard names, a thing of the same kind as a known
+one, two words that describe a known object and two things only mentioned in passing."""
 
 
 def word_messages(word: str, utterance: str, known: Sequence[str] | None = None) -> list[dict]:

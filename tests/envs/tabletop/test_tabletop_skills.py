@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from situated.envs.tabletop import CONTAINERS, ITEMS, TabletopEnv
+from situated.envs.tabletop.bodies import to_world
 from situated.program import Call, Condition
 
 
@@ -139,11 +140,19 @@ def test_grasping_nothing_and_unreachable_poses_fail_with_reasons(fresh: Tableto
 def test_blocked_moves_say_what_blocks_them(fresh: TabletopEnv) -> None:
     result = fresh.move_ee((0.22, 0.06, -0.03))   # below the table top, where nothing else stands
     assert result.reason.startswith("move_ee: stopped ") and result.reason.endswith("(blocked by the table)")
+    world = fresh.world
+    wall = to_world(world.client, world.bodies["gift_bag"], (0.0, 0.068, 0.03))   # in its long wall, 3 cm up
+    result = fresh.move_ee(tuple(float(v) for v in wall))
+    assert result.reason.startswith("move_ee: stopped ") and result.reason.endswith("(blocked by 'gift_bag')")
+
+
+def test_an_item_put_in_the_gift_bag_can_be_taken_out_again(fresh: TabletopEnv) -> None:
+    # in the 16 cm deep bag the hand could not reach below the rim: every item put in stayed there
     assert fresh.step(Call("grab_and_putin", ("toy_car", "gift_bag"))).ok
-    # the hand is too wide to reach into the 16 cm deep gift bag for a 5 cm toy car
-    result = fresh.step(Call("pickup", ("toy_car",)))
-    assert result.reason.startswith("pickup: stopped ") and result.reason.endswith("(blocked by 'gift_bag')")
-    assert fresh.holds(Condition("inside", ("toy_car", "gift_bag")))
+    assert fresh.step(Call("pickup", ("toy_car",))).ok
+    assert fresh.step(Call("goto", ("tray",))).ok and fresh.step(Call("release")).ok
+    assert fresh.holds(Condition("inside", ("toy_car", "tray")))
+    assert not fresh.holds(Condition("inside", ("toy_car", "gift_bag")))
 
 
 def test_step_rejects_unknown_actions_arity_and_names(fresh: TabletopEnv) -> None:

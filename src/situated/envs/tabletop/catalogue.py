@@ -128,7 +128,7 @@ _BOWL = ContainerShape("circle", 0.10, 0.10, 0.01, 0.055)
 _PLATE = ContainerShape("circle", 0.095, 0.095, 0.008, 0.022)
 _BOX = ContainerShape("rect", 0.12, 0.10, 0.01, 0.06)
 _TRAY = ContainerShape("rect", 0.095, 0.095, 0.008, 0.057)     # pybullet_data's traybox at scale 0.4 (sloped walls)
-_GIFT_BAG = ContainerShape("rect", 0.10, 0.065, 0.01, 0.16)
+_GIFT_BAG = ContainerShape("rect", 0.10, 0.065, 0.01, 0.07)
 
 _WHEEL = (0.35, 0.35, 0.35, 1.0)
 
