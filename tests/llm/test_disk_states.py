@@ -99,3 +99,27 @@ def test_a_side_questions_prompt_is_kept_and_marked_used_when_restored_from_memo
     cold = fresh(None).complete(ask, max_tokens=3)
     assert warm.cached_tokens >= MIN_DISK_TOKENS and cold.cached_tokens == 0
     assert warm.text == cold.text
+
+
+@pytest.mark.slow
+def test_a_prompt_sharing_the_live_ones_first_part_is_restored_from_disk(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # a second scene's prompt shares the system prompt with the first scene's, live in the context: its state on
+    # disk is restored all the same (it had been evaluated cold in every new process)
+    pytest.importorskip("llama_cpp", reason="needs llama-cpp-python")
+    from situated.llm import llamacpp
+
+    def fresh(states: Path) -> llamacpp.LlamaCppLLM:
+        monkeypatch.setattr(llamacpp, "_ENGINES", {})  # a new engine, as a new process would load
+        return llamacpp.LlamaCppLLM("qwen2.5-coder-0.5b", n_ctx=2048, n_threads=2, exact_prefix=False,
+                                    prompt_states=states)
+
+    system = "You plan for a robot arm. Answer with one call. " * 16
+    first, second = system + "Objects: ball, cube, tray. " * 2, system + "Objects: apple, pear, bowl, plate. " * 120
+    done = fresh(tmp_path)
+    done.complete(first + "Request: grab the ball.\nCall:", max_tokens=3)
+    done.complete(second + "Request: grab the pear.\nCall:", max_tokens=3)     # mostly new: kept on disk too
+    later = fresh(tmp_path)
+    shared = later.complete(first + "Request: grab the cube.\nCall:", max_tokens=3).cached_tokens
+    again = later.complete(second + "Request: grab the apple.\nCall:", max_tokens=3)
+    assert again.cached_tokens > shared + llamacpp.CHUNK    # from disk, not only the live system prompt

@@ -171,3 +171,20 @@ def test_a_verb_read_as_a_skills_that_the_words_announce_a_lesson_of_is_taught(f
         assert (s.teaching is not None and s.teaching.name == "stash") is announced
         assert reply.kind == ("teach" if announced else "plan")
         assert not llm.answers
+
+
+@pytest.mark.parametrize("announced", [True, False])
+def test_words_with_no_verb_that_announce_a_lesson_begin_it(fresh: TabletopEnv, tmp_path, announced: bool) -> None:
+    # heldout24_03: 'Now I am teach you new thing, it call "dish".' answered with the unknown behaviour `dish`; the
+    # action question found no verb, the words were taken for talk, and dish's steps ran as plain requests
+    words = 'Now I am teach you new thing, it call "dish".'
+    llm = ScriptedLLM([{"unknown_behaviour": "dish", "objects": []}, {"action": "NONE"},
+                       {"is": "teach" if announced else "other"}, answer([], ("go_home", {}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say(words)
+        asked = [c for c in llm.calls if c["schema"] == ANNOUNCE_SCHEMA]
+        assert len(asked) == 1 and "dish" in str(asked[0]["messages"][-1]["content"])
+        if announced:
+            assert reply.kind == "teach" and s.teaching is not None and s.teaching.name == "dish"
+        else:
+            assert s.teaching is None

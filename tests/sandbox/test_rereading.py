@@ -297,3 +297,21 @@ def test_an_unknown_object_named_by_a_known_one_described_is_that_object(fresh: 
         assert reply.kind == "plan" and s.pending_object is None
         assert "unknown_object" not in str(llm.calls[-1]["schema"])    # asked again without that answer form
         assert s.confirm().say == "Done." and s.check("'duck' in 'tray'")
+
+
+def test_a_short_word_an_edit_from_part_of_a_name_does_not_overrule_the_model(tmp_path) -> None:
+    # heldout24_04: "can you grab the teddy bear" answered pickup(cube); "can" is one edit from the TOY_CAR's
+    # "car", and the toy car was picked up instead. The model's answer stands (it is asked nothing more).
+    world = TabletopEnv("gift_bag", seed=0)
+    try:
+        llm = ScriptedLLM([answer([("cube", "gripper")], ("pickup", {"obj": "cube"}))])
+        with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(world, llm, lib) as s:
+            assert s.say("can you grab the teddy bear").plan.text == "pickup('cube')\n"
+            assert len(llm.calls) == 1
+        llm = ScriptedLLM([answer([("cube", "gripper")], ("pickup", {"obj": "cube"})),
+                           answer([("toy_car", "gripper")], ("pickup", {"obj": "toy_car"}))])
+        with SkillLibrary.open(tmp_path / "lib2.db") as lib, SandboxSession(world, llm, lib) as s:
+            # the name's word as spelt still does: asked again with it, the model plans the toy car
+            assert s.say("can you grab the car").plan.text == "pickup('toy_car')\n"
+    finally:
+        world.close()

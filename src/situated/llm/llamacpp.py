@@ -178,7 +178,9 @@ class _Engine:
             common = best_common
         elif self.llama.n_tokens - common >= MIN_STATE_TOKENS:
             self._save()
-        if not exact and self.disk is not None and common < MIN_DISK_TOKENS:
+        if not exact and self.disk is not None and len(tokens) - common >= MIN_DISK_TOKENS:
+            # much to evaluate: the disk may hold more of it (another scene's prompt shares the live one's first
+            # part, so a scene first met in this process was evaluated cold though a state of it was on disk)
             common = self._from_disk(tokens, common)
         reuse = common
         if not exact and self.disk is not None and reuse < MIN_DISK_TOKENS:
