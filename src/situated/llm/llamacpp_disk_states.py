@@ -10,7 +10,8 @@ development run: the first utterance's three side questions took 23 s of its 28)
 Files are per model, context size and llama-cpp-python version (`DiskStates.for_model`): a state made by another
 build or model is never read. Each state is two files, `<key>.tokens` (int32 tokens) and `<key>.kv` (llama.cpp's
 state bytes), written to a temporary name and renamed, so a crash leaves no half-written state; at most `keep`
-states are kept, the least recently used removed first. A state that llama.cpp refuses is deleted.
+states and `max_bytes` bytes are kept, the least recently used removed first. A state that llama.cpp refuses is
+deleted.
 """
 
 from __future__ import annotations
@@ -115,8 +116,8 @@ class DiskStates:
         stored = []
         for path in self.directory.glob("*.tokens"):
             try:
-                stored.append((path.stat().st_mtime_ns, path, path.stat().st_size
-                               + path.with_suffix(".kv").stat().st_size))
+                info = path.stat()
+                stored.append((info.st_mtime_ns, path, info.st_size + path.with_suffix(".kv").stat().st_size))
             except OSError:
                 continue   # removed meanwhile (another process evicting)
         total = 0
