@@ -5,12 +5,12 @@ the banana": grab); do a lesson's first words give a step or only talk about the
 what the seed skills do ("give me the duck") or name a behaviour to teach ("stash the pear"); is a verb a taught
 behaviour misheard ("surf" for a taught `serve`); do words about no object ask for something or only talk; do a
 lesson's later words give another step or end it? do words whose action is a skill's announce a lesson of the
-new name all the same, and do the words that begin a lesson give its first step (copied)? which of two items
-named do the words mean in the end?
+new name all the same, and do the words that begin a lesson give its first step (copied)? which of two items,
+or of two places, named do the words mean in the end?
 Each case is asked once, greedily, with the real model.
 
     PYTHONPATH=src python benchmarks/sandbox_word_probe.py [--model llamacpp:qwen2.5-coder-1.5b] [--threads 2]
-        [--only word,naming,action,start,end,verb,slip,request,announce,step,item,letgo]
+        [--only word,naming,action,start,end,verb,slip,request,announce,step,item,place,letgo]
 
 Prints one line per case (ok / BAD), a count per question and, last, one JSON line.
 """
@@ -23,6 +23,7 @@ import time
 
 from situated.llm import load
 from situated.planners.toolcall import ObjectEntry, ToolCallPlanner
+from situated.sandbox.session import is_last_step
 
 _KINDS = {"gift_bag": "container", "tray": "container", "bowl": "container", "plate": "container",
           "box": "container", "table": "place"}
@@ -200,6 +201,13 @@ END_CASES = (
     ("recyle", "thats how u recyle stuf", "over"),
     ("squirrel", "There, that's all there is to squirreling something away.", "over"),
     ("stow", "over and out, that's stowing", "over"),
+    # a step with praise or a sign-off after it (heldout25's two, four of my own)
+    ("yeet", "Drop it. Congrats.", "step"),
+    ("retrieve", "and let it go period", "step"),
+    ("stack", "let go of it. nice", "step"),
+    ("water", "now pour it out, good job", "step"),
+    ("file", "release it. perfect.", "step"),
+    ("nest", "then back home, well done", "step"),
 )
 
 # (the unknown behaviour's name, the words it was answered for, answer: "teach" or "other")
@@ -248,6 +256,20 @@ ITEM_CASES = (
     ("pick up the banana please, the apple is for later", ("apple", "banana"), "banana"),
 )
 
+# (the person's words, the two places they name, answer: the place meant in the end)
+PLACE_CASES = (
+    ("put it on the table, no, in the bowl", ("bowl", "table"), "bowl"),       # heldout24_05's
+    ("go to the plate, no, sorry, the box", ("box", "plate"), "box"),
+    ("drop it in the gift bag. wait, on the tray", ("gift_bag", "tray"), "tray"),
+    ("put the ball in the tray, not the gift bag", ("gift_bag", "tray"), "tray"),
+    ("set it down on the plate, uh, no, the table", ("plate", "table"), "table"),
+    ("take it to the box, actually the plate is better", ("box", "plate"), "plate"),
+    ("put it on the table, the bowl is full", ("bowl", "table"), "table"),
+    ("into the bowl. no. on the table", ("bowl", "table"), "table"),
+    ("move over to the tray — no wait — the bag", ("gift_bag", "tray"), "gift_bag"),
+    ("put the pear in the box, next to the plate", ("box", "plate"), "box"),
+)
+
 # (a lesson's step with an item in hand, answer: "release" or "hold")
 LET_GO_CASES = (
     ("put it on the tray", "release"),
@@ -262,6 +284,13 @@ LET_GO_CASES = (
     ("and pop it on the plate", "release"),
     ("carry the apple to the bowl", "hold"),
     ("put the ball into the gift bag", "release"),
+    # steps that name no place, planned go_home() (two of the development sessions', four of my own)
+    ("and open your hand", "release"),
+    ("Open the hand.", "release"),
+    ("now let it fall", "release"),
+    ("unclench", "release"),
+    ("now go back home with it", "hold"),
+    ("return to your start position", "hold"),
 )
 
 
@@ -273,7 +302,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="llamacpp:qwen2.5-coder-1.5b")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--only", default="word,naming,action,start,end,verb,slip,request,announce,step,item,letgo",
+    parser.add_argument("--only",
+                        default="word,naming,action,start,end,verb,slip,request,announce,step,item,place,letgo",
                         help="the questions to probe (comma list)")
     args = parser.parse_args()
     opts = {"n_threads": args.threads} if args.model.startswith("llamacpp:") else {}
@@ -282,7 +312,7 @@ def main() -> None:
     for question, cases in (("word", WORD_CASES), ("naming", NAMING_CASES), ("action", ACTION_CASES),
                             ("start", START_CASES), ("end", END_CASES), ("verb", VERB_CASES), ("slip", SLIP_CASES),
                             ("request", REQUEST_CASES), ("announce", ANNOUNCE_CASES), ("step", STEP_CASES),
-                            ("item", ITEM_CASES), ("letgo", LET_GO_CASES)):
+                            ("item", ITEM_CASES), ("place", PLACE_CASES), ("letgo", LET_GO_CASES)):
         if question not in args.only.split(","):
             continue
         right, start = 0, time.perf_counter()
@@ -308,6 +338,9 @@ def main() -> None:
             elif question == "item":
                 request, word, want = case
                 got = planner.item_meant(request, word)[0] or "none"
+            elif question == "place":
+                request, word, want = case
+                got = planner.place_meant(request, word)[0] or "none"
             elif question == "letgo":
                 (request, want), word = case, ""
                 got = "hold" if planner.only_carries(request)[0] else "release"
@@ -320,7 +353,9 @@ def main() -> None:
                 want = want.lower()
             elif question == "end":
                 word, request, want = case
-                got = "over" if planner.lesson_over(word, request)[0] else "step"
+                over = planner.lesson_over(word, request)[0]
+                last = planner.last_step(word, request)[0] if over else ""
+                got = "step" if not over or is_last_step(word, request, last) else "over"
             else:
                 word, request, want = case
                 got = "talk" if planner.lesson_talk(word, request)[0] else "step"

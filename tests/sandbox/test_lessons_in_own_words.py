@@ -61,6 +61,34 @@ def test_a_lesson_ends_in_the_persons_own_words_and_takes_the_object_it_was_show
         assert s.confirm().execution.ok and s.check("'ball' in 'tray'")
 
 
+@pytest.mark.parametrize("copied", ["Drop it", "let it fall"])
+def test_words_read_as_the_end_that_ask_for_one_more_step_run_it_before_the_lesson_ends(
+        fresh: TabletopEnv, tmp_path, copied: str) -> None:
+    # heldout25_04: "Drop it. Congrats." was read as the lesson's end; yeet was learnt without its release
+    llm = ScriptedLLM([{"unknown_behaviour": "yeet", "objects": []},
+                       answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       STEP, answer([("duck", "gripper")], ("goto", {"obj": "tray"})),
+                       OVER, {"step": copied},
+                       *([answer([("duck", "tray")], ("release", {}))] if copied == "Drop it" else []),
+                       {"name": "yeet", "params": ["thing"], "doc": "Put the thing on the tray."}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("I'll teach you to yeet")
+        s.say("pick up the duck")
+        s.confirm()
+        s.say("now go to the tray")
+        s.confirm()
+        reply = s.say("Drop it. Congrats.")
+        if copied != "Drop it":   # words the person did not say are no step: the lesson ends as read
+            assert reply.kind == "taught" and "release" not in lib.get("yeet").body
+            return
+        assert reply.kind == "plan" and [c.action for c in reply.plan.calls] == ["release"]
+        assert lib.get("yeet") is None             # not learnt before the step has run
+        done = s.confirm()
+        assert done.execution.ok and done.taught is not None and done.taught.name == "yeet"
+        assert lib.get("yeet").body == "pickup(thing)\ngoto('tray')\nrelease()\n"
+        assert s.teaching is None and s.check("'duck' on 'tray'")
+
+
 def test_the_lesson_side_question_shows_worked_examples_of_both_answers() -> None:
     messages = lesson_messages("pack_away", "and that's packing away")
     assert messages[-1] == {"role": "user", "content": "Lesson: pack away\nThe person says: and that's packing away"}

@@ -103,12 +103,41 @@ STEP_MAX = 200
 
 def step_messages(name: str, utterance: str) -> list[dict]:
     """The first-step question's messages for the words `utterance` that began the lesson of behaviour `name`."""
-    out = [{"role": "system", "content": STEP_PROMPT}]
-    for behaviour, text, answer in (*STEP_EXAMPLES, (name.replace("_", " "), utterance, None)):
+    return _copy_messages(STEP_PROMPT, STEP_EXAMPLES, name, utterance)
+
+
+def _copy_messages(prompt: str, examples: tuple[tuple[str, str, str], ...], name: str,
+                   utterance: str) -> list[dict]:
+    out = [{"role": "system", "content": prompt}]
+    for behaviour, text, answer in (*examples, (name.replace("_", " "), utterance, None)):
         out.append({"role": "user", "content": f"Lesson: {behaviour}\nThe person says: {text}"})
         if answer is not None:
             out.append({"role": "assistant", "content": json.dumps({"step": answer})})
     return out
+
+
+LAST_STEP_PROMPT = """\
+A person is teaching a robot arm a new behaviour by telling it the steps one at a time, and their latest words \
+may say the lesson is over. In the same words they may still ask the robot to do one more thing now (a motion, \
+a grasp, letting go, going somewhere). Copy the words of that step as the person said them, or answer "" if \
+they ask for nothing more: they only praise, thank, or say what the behaviour was. Answer with JSON.
+"""
+LAST_STEP_EXAMPLES = (
+    ("stack", "alright, this is how stacking works", ""),
+    ("water", "put it down over there. great work", "put it down over there"),
+    ("clean up", "and that was cleaning up a thing", ""),
+    ("wipe", "back to your start position, thanks, that's it", "back to your start position"),
+    ("stack", "perfect, you've got it", ""),
+    ("shelve", "now open your fingers. lovely", "now open your fingers"),
+)
+"""Worked examples for words the lesson question reads as its end: (behaviour, the person's words, the step's
+words). Measured on held-out sessions: "Drop it. Congrats." and "and let it go period" ended lessons before
+their release, and the behaviours learnt never let go."""
+
+
+def last_step_messages(name: str, utterance: str) -> list[dict]:
+    """The last-step question's messages for words `utterance` read as the end of the lesson of `name`."""
+    return _copy_messages(LAST_STEP_PROMPT, LAST_STEP_EXAMPLES, name, utterance)
 
 
 STEP_SCHEMA = {"type": "object", "properties": {"step": {"type": "string", "maxLength": STEP_MAX}},

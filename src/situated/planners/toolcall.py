@@ -47,6 +47,7 @@ from .lesson_end import (
     START_SCHEMA,
     STEP_SCHEMA,
     announce_messages,
+    last_step_messages,
     lesson_messages,
     start_messages,
     step_messages,
@@ -1218,6 +1219,17 @@ class ToolCallPlanner:
         "" for none, also when the backend fails or answers out of form: the lesson begins as before."""
         try:
             value, usage = self._ask(step_messages(name, utterance), STEP_SCHEMA)
+        except BackendError:
+            return "", Usage(calls=1)
+        step = value.get("step") if isinstance(value, dict) else None
+        return (" ".join(step.split()) if isinstance(step, str) else ""), usage
+
+    def last_step(self, name: str, utterance: str) -> tuple[str, Usage]:
+        """The last-step question (`lesson_end.last_step_messages`), asked of words read as the end of the lesson
+        of `name`: the words of one more step they ask for ("Drop it. Congrats."), "" for none, also when the
+        backend fails or answers out of form: the lesson ends as read."""
+        try:
+            value, usage = self._ask(last_step_messages(name, utterance), STEP_SCHEMA)
         except BackendError:
             return "", Usage(calls=1)
         step = value.get("step") if isinstance(value, dict) else None
