@@ -208,6 +208,9 @@ END_CASES = (
     ("water", "now pour it out, good job", "step"),
     ("file", "release it. perfect.", "step"),
     ("nest", "then back home, well done", "step"),
+    ("hoist", "Finish. This is how to hoist.", "over"),    # heldout26_05's
+    ("wax", "End. So that is waxing.", "over"),
+    ("discard", "Release.", "step"),                       # heldout26_08's
 )
 
 # (the unknown behaviour's name, the words it was answered for, answer: "teach" or "other")
@@ -226,6 +229,12 @@ ANNOUNCE_CASES = (
     ("shelve", "you're going to learn to shelve, begin by taking the soup can", "teach"),
     ("please", "please could you pick up the strawberry", "other"),
     ("stow", "let me teach you stowing: grab the ball first", "teach"),
+    # announcements with no step yet, and talk that says a verb (one heldout26's, four of my own)
+    ("perch", "ok ima teach u smth new, its called perch", "teach"),
+    ("polish", "new lesson now. it's named polish", "teach"),
+    ("nest", "I'll show you a thing I call nesting, ready?", "teach"),
+    ("wrap", "my wife would wrap presents every Christmas", "other"),
+    ("bake", "we bake bread on sundays, you know", "other"),
 )
 
 # (the behaviour a lesson begins, the words that began it, answer: the first step's words or "")

@@ -56,8 +56,8 @@ def test_a_greeting_first_read_as_an_unknown_object_ends_in_the_plan_not_a_loop(
 
 
 def test_a_word_about_teaching_is_not_the_behaviour_taught(fresh: TabletopEnv, tmp_path) -> None:
+    # `show` is a word about the lesson: the model is asked again which other word the lesson is of
     llm = ScriptedLLM([{"unknown_behaviour": "show", "objects": ["DUCK"]},
-                       {"action": "present"},
                        {"unknown_behaviour": "present", "objects": ["DUCK"]}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         reply = s.say("now I show you how to present the duck")

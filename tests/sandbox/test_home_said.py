@@ -46,7 +46,8 @@ def test_a_lesson_step_that_says_home_is_learnt_as_going_home_holding(fresh: Tab
     down = {"goal": answer_goal([("duck", "table")]),
             "calls": answer_calls([("goto", {"obj": "table"}), ("release", {})])}
     llm = ScriptedLLM([{"unknown_behaviour": "fetch", "objects": ["DUCK"]}, {"action": "fetch"}, {"is": "other"},
-                       pick, down, {"is": "hold"}, {"name": "fetch", "params": ["thing"], "doc": "Pick the thing up and go home."}])
+                       pick, down, {"is": "hold"},
+                       {"name": "fetch", "params": ["thing"], "doc": "Pick the thing up and go home."}])
     with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
         assert s.say("fetch the duck").kind == "teach"
         assert s.say("pick it up").kind == "plan" and s.confirm().execution.ok

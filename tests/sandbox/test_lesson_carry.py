@@ -113,3 +113,18 @@ def test_a_goal_that_puts_one_item_in_two_places_is_planned_for_the_last(fresh: 
         shown = s.say("toss the candy in the gift bag, nah hang on, on the tray")
         assert shown.kind == "plan" and shown.plan.text == "pickup('candy')\ngoto('tray')\nrelease()\n"
         assert s.confirm().execution.ok and s.check("'candy' on 'tray'") and not s.check("'candy' in 'gift_bag'")
+
+
+def test_a_request_planned_as_going_home_with_the_item_lets_go_when_the_model_reads_it_so(fresh: TabletopEnv,
+                                                                                         tmp_path) -> None:
+    # heldout26_02: "open ur hand" over the tray, the duck in hand, was planned go_home() outside a lesson too
+    llm = ScriptedLLM([answer([("duck", "gripper")], ("pickup", {"obj": "duck"})),
+                       answer([], ("go_home", {})), {"is": "release"}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("pick up the duck")
+        assert s.confirm().execution.ok
+        assert s.say("open ur hand").plan.text == "release()\n"
+        assert s.confirm().execution.ok and not s.check("'duck' in 'hands'") and s.check("'gripper' is 'opened'")
+        assert [c["messages"][-1]["content"] for c in llm.calls if c["schema"] is LET_GO_SCHEMA] == [
+            "The step: open ur hand"]
+        assert not llm.answers

@@ -188,3 +188,31 @@ def test_words_with_no_verb_that_announce_a_lesson_begin_it(fresh: TabletopEnv, 
             assert reply.kind == "teach" and s.teaching is not None and s.teaching.name == "dish"
         else:
             assert s.teaching is None
+
+
+def test_a_lesson_named_by_a_word_about_showing_is_of_the_word_it_shows(fresh: TabletopEnv, tmp_path) -> None:
+    # heldout26_01: "... to show you how to stow something, which is a little routine ..." began a lesson of `show`
+    words = "Now, if you would permit me, I should like to show you how to stow something, a little routine of mine."
+    llm = ScriptedLLM([{"unknown_behaviour": "show", "objects": []}, {"unknown_behaviour": "stow", "objects": []}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say(words)
+        assert reply.kind == "teach" and s.teaching is not None and s.teaching.name == "stow"
+        offered = str(llm.calls[1]["schema"])
+        assert "'stow'" in offered and "'show'" not in offered     # the word about showing is not offered again
+        assert not llm.answers
+
+
+def test_talk_with_no_verb_is_no_correction_of_the_last_request(fresh: TabletopEnv, tmp_path) -> None:
+    # heldout26_01: "Splendid, simply splendid. You know, my late wife used to wrap presents ..." was read as a
+    # correction of "place it into the gift bag", and the candy was taken back out of the bag
+    put = answer([("candy", "gift_bag")], ("pickup", {"obj": "candy"}), ("goto", {"obj": "gift_bag"}), ("release", {}))
+    talk = "Splendid, simply splendid. You know, my late wife used to wrap presents every Christmas."
+    llm = ScriptedLLM([put, {"unknown_behaviour": "splendid", "objects": []}, {"action": "NONE"}, {"is": "other"},
+                       {"is": "talk"}, {"is": "talk"}, {"is": "other"},
+                       answer([("candy", "gripper")], ("pickup", {"obj": "candy"}))])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        s.say("put the candy in the gift bag")
+        assert s.confirm().execution.ok and s.check("'candy' in 'gift_bag'")
+        reply = s.say(talk)
+        assert reply.kind != "plan" and s.teaching is None and s.check("'candy' in 'gift_bag'")
+        assert not llm.answers

@@ -129,10 +129,12 @@ LAST_STEP_EXAMPLES = (
     ("wipe", "back to your start position, thanks, that's it", "back to your start position"),
     ("stack", "perfect, you've got it", ""),
     ("shelve", "now open your fingers. lovely", "now open your fingers"),
+    ("sweep", "Stop. That is sweeping.", ""),
+    ("paint", "Let go. Great, that's painting.", "Let go"),
 )
 """Worked examples for words the lesson question reads as its end: (behaviour, the person's words, the step's
 words). Measured on held-out sessions: "Drop it. Congrats." and "and let it go period" ended lessons before
-their release, and the behaviours learnt never let go."""
+their release, and the behaviours learnt never let go; "Finish. This is how to hoist." gave the step "Finish"."""
 
 
 def last_step_messages(name: str, utterance: str) -> list[dict]:
@@ -159,8 +161,11 @@ ANNOUNCE_EXAMPLES = (
     ("please", "please pick up the spoon and put it in the sink", "other"),
     ("sort", "can you learn to sort? start by taking the fork", "teach"),
     ("thanks", "thanks! now carry the cup to the shelf", "other"),
+    ("fold", "time to learn something new, it's called fold", "teach"),
+    ("water", "I used to water the garden every evening", "other"),
 )
-"""Worked examples: (name, the person's words, answer)."""
+"""Worked examples: (name, the person's words, answer). Measured on a held-out session: "ok ima teach u smth new,
+its called perch", an announcement with no step yet, was read "other" when every "teach" example gave a step."""
 ANNOUNCE_SCHEMA = {"type": "object", "properties": {"is": {"enum": ["teach", "other"]}}, "required": ["is"],
                    "additionalProperties": False}
 """The announcement question's answer."""

@@ -14,7 +14,8 @@ import json
 LET_GO_PROMPT = """\
 A robot arm holds an item and is being shown a task one step at a time. Say what the person's step tells the \
 arm to do with the item: "release" if it tells the arm to let go of it, open its hand, drop it, put it or set \
-it down somewhere; "hold" if it only tells the arm to move, carry or bring it somewhere, still holding it. Answer with JSON.
+it down somewhere; "hold" if it only tells the arm to move, carry or bring it somewhere, still holding it. \
+Answer with JSON.
 """
 LET_GO_EXAMPLES = (
     ("now put it in the crate", "release"),

