@@ -1217,19 +1217,18 @@ class ToolCallPlanner:
         """The first-step question (`lesson_end.step_messages`), asked of the words that began the lesson of
         `name`: the words of a first step they give too ("... is called collect. First you take the banana"),
         "" for none, also when the backend fails or answers out of form: the lesson begins as before."""
-        try:
-            value, usage = self._ask(step_messages(name, utterance), STEP_SCHEMA)
-        except BackendError:
-            return "", Usage(calls=1)
-        step = value.get("step") if isinstance(value, dict) else None
-        return (" ".join(step.split()) if isinstance(step, str) else ""), usage
+        return self._copied_step(step_messages(name, utterance))
 
     def last_step(self, name: str, utterance: str) -> tuple[str, Usage]:
         """The last-step question (`lesson_end.last_step_messages`), asked of words read as the end of the lesson
         of `name`: the words of one more step they ask for ("Drop it. Congrats."), "" for none, also when the
         backend fails or answers out of form: the lesson ends as read."""
+        return self._copied_step(last_step_messages(name, utterance))
+
+    def _copied_step(self, messages: list[dict]) -> tuple[str, Usage]:
+        """A step question's answer: the step's words copied, spaces collapsed; "" when the backend fails."""
         try:
-            value, usage = self._ask(last_step_messages(name, utterance), STEP_SCHEMA)
+            value, usage = self._ask(messages, STEP_SCHEMA)
         except BackendError:
             return "", Usage(calls=1)
         step = value.get("step") if isinstance(value, dict) else None
