@@ -472,7 +472,7 @@ class SandboxSession:
             if kind is None:
                 kind = self._word_kind(answer.name, request)
             if kind == "thing":
-                return reply
+                return self._no_thing(request, reply, state)
             again = self.planner.plan(request, self.space, self.objects, self.memory,
                                       containers=containers_of(self.env), state=state,
                                       lesson=self.teaching is not None, unknown_object=False)
@@ -493,6 +493,37 @@ class SandboxSession:
                 return self._reread(request, again, table, state)
             return again
         return reply
+
+    def _no_thing(self, request: str, reply: PlannerReply, state: TableState) -> PlannerReply:
+        """An unknown object the word question finds a thing to point at, outside a lesson, in words that announce
+        a lesson of their action's new verb (`_announced`), is asked again with only the unknown-behaviour form:
+        the lesson begins; in words that only talk (`planners/request_kind.py`), nothing is planned. Measured on
+        a held-out session: "Beautiful. That's going to be a lovely fruit salad." asked the person to point at the
+        fruit, and "I'm going to teach you to nestle a fruit" did again, so the lesson of nestle never began."""
+        answer = reply.answer
+        assert isinstance(answer, UnknownObject)
+        if self.teaching is not None:
+            return reply
+        word = self._action_of(request)
+        known = self.planner.call_words(self.space, self.objects, self.memory, containers_of(self.env))
+        if word not in (None, NO_ACTION) and word not in known and word not in answer.name.split("_") and \
+                not any(word in o.name.split("_") for o in self.objects) and self._announced(request, word):
+            again = self.planner.plan(request, self.space, self.objects, self.memory,
+                                      containers=containers_of(self.env), state=state, unknown_object=False,
+                                      behaviour_names=(word,), exclude=[a.name for a in self.space.actions])
+            self._used(again.usage, "plan")
+            if isinstance(again.answer, UnknownBehaviour):
+                self._log("note", {"text": f"{answer.name!r} is the kind of thing a lesson of {word} is for, not an "
+                                           "unknown object", "answer": again.raw})
+                return again
+            return reply
+        talk, usage = self.planner.only_talk(request)
+        self._used(usage, "word")
+        if not talk:
+            return reply
+        self._log("note", {"text": f"{answer.name!r} is only mentioned in words that ask for nothing, as the model "
+                                   "read them: nothing planned"})
+        return replace(reply, answer=PlannedCalls(()), raw={"goal": [], "calls": []})
 
     def _action_named(self, request: str, reply: PlannerReply, state: TableState) -> PlannerReply:
         """An unknown behaviour named by a word the side question does not find to be the request's action
@@ -798,10 +829,13 @@ class SandboxSession:
         pair, where the pear stands). The model is asked again with that word written as the item's name; its new
         answer stands if its goal is about that item, the first stands otherwise."""
         answer = reply.answer
-        if not isinstance(answer, PlannedCalls) or not answer.goal:
+        if not isinstance(answer, PlannedCalls):
             return reply
-        about = {str(c.args[0]) for c in answer.goal}
-        if table.held in about or any(said(i, request) for i in about):
+        # no goal stated (calls over a taught behaviour, whose effect the lesson knows): the items the calls name
+        # ("Discard the banana." right after the lesson of discard, planned discard('pear') with no goal)
+        about = ({str(c.args[0]) for c in answer.goal} if answer.goal else
+                 {str(a) for c in answer.calls for a in c.args if str(a) in table.items})
+        if not about or table.held in about or any(said(i, request) for i in about):
             return reply
         named = {o.name: _strong(o.name, said_words(o.name, request) or alike_said(o.name, request))
                  for o in self.objects if o.kind == "item" and o.name not in about}
@@ -998,6 +1032,22 @@ class SandboxSession:
         self._used(usage, "reading")
         return not stated
 
+    def _taught_again(self, request: str, table: TableCopy, calls: tuple[Call, ...], goal: Sequence[Condition],
+                      unmet: Sequence[Condition]) -> tuple[Call, ...] | None:
+        """`calls` with the one taught behaviour they use on one item applied again to each item the request names
+        and the unmet goal is about, when that reaches the whole goal on the copy ("Discard the apple. Then the
+        pear." planned discard('apple') alone, stated as 'pear' in 'box'); None otherwise."""
+        used = [c for c in calls if self._is_taught(c)]
+        if len({c.action for c in used}) != 1 or any(len(c.args) != 1 for c in used):
+            return None
+        acted = self._taught_objects(calls)
+        items = list(dict.fromkeys(str(c.args[0]) for c in unmet if str(c.args[0]) in table.items
+                                   and str(c.args[0]) not in acted and _heard(str(c.args[0]), request, table)))
+        if not items or len(items) != len({str(c.args[0]) for c in unmet}):
+            return None
+        again = (*calls, *(replace(used[0], args=(item,)) for item in items))
+        return again if try_plan(again, self.space, table, goal).achieves else None
+
     def _is_taught(self, call: Call) -> bool:
         """Whether a call is to a taught behaviour or a shown motion."""
         return isinstance(self.space.get(call.action), Behaviour) or call.action in self.world.motions
@@ -1170,6 +1220,11 @@ class SandboxSession:
         done = moved(table, trial.after)
         if trial.achieves:  # a taught behaviour with no stated goal: what it does on the copy is checked after
             return calls, done, ""
+        if trial.ok and taught and (again := self._taught_again(request, table, calls, goal, trial.unmet)):
+            self._log("note", {"text": f"{unmet_text(trial.unmet)} is what the taught calls do on "
+                                       f"{'an item' if len(again) - len(calls) == 1 else 'items'} the request "
+                                       "names: the same behaviour used on it", **proposed})
+            return again, goal, ""
         if trial.ok and taught:
             acted = self._taught_objects(calls)
             rest = [c for c in trial.unmet if str(c.args[0]) not in acted and _heard(str(c.args[0]), request, table)
