@@ -13,13 +13,16 @@ from typing import Any
 
 import pytest
 
-from fakes import CASSETTES
+from fakes import CASSETTES, ScriptedLLM
+from situated.planners.action_word import NO_ACTION
 
 pytest.importorskip("pybullet")
 pytest.importorskip("movement_primitives")
 
 from recorded_sessions import met, replies, run_recorded
+from situated.sandbox import SkillLibrary
 from situated.sandbox.script import Step
+from situated.sandbox.session import SandboxSession
 
 CASSETTE = CASSETTES / "sandbox_unnamed_thing_1.5b.jsonl"
 SORTING = """\
@@ -58,3 +61,24 @@ def test_a_taught_verb_said_of_two_items_acts_on_both(sorting: Any) -> None:
     assert planned and "scrap('apple')" in planned[0].plan.text and "scrap('pear')" in planned[0].plan.text, \
         [r.say for r in planned]
     assert met(sorting, 12) and met(sorting, 13)
+
+
+def test_an_unknown_thing_in_talk_plans_nothing_and_asks_no_one_to_point(fresh: Any, tmp_path: Any) -> None:
+    """Scripted (exact answers): the word question finds the fruit a thing, the request question finds talk."""
+    llm = ScriptedLLM([{"unknown_object": "fruit"}, {"word": "fruit", "is": "thing"},
+                       {"word": "fruit", "is": "thing"}, {"action": NO_ACTION}, {"is": "talk"}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say("that will make a fine fruit cake")
+        assert reply.kind == "notice", reply.say
+        assert s.check("'duck' on 'table'")
+
+
+def test_an_unknown_thing_in_a_lesson_announcement_begins_the_lesson(fresh: Any, tmp_path: Any) -> None:
+    """Scripted: the fruit is a thing to the word question, but the words announce a lesson of their verb."""
+    llm = ScriptedLLM([{"unknown_object": "fruit"}, {"word": "fruit", "is": "thing"},
+                       {"word": "fruit", "is": "thing"}, {"action": "settle"}, {"is": "teach"},
+                       {"unknown_behaviour": "settle", "objects": []}])
+    with SkillLibrary.open(tmp_path / "lib.db") as lib, SandboxSession(fresh, llm, lib) as s:
+        reply = s.say("I'm going to teach you to settle a fruit")
+        assert reply.kind == "teach", reply.say
+        assert s.teaching is not None and s.teaching.name == "settle"

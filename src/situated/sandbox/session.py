@@ -517,13 +517,18 @@ class SandboxSession:
                                            "unknown object", "answer": again.raw})
                 return again
             return reply
+        return self._nothing_if_talk(request, reply, {"text": f"{answer.name!r} is only mentioned in words that ask "
+                                                             "for nothing, as the model read them: nothing planned"})
+
+    def _nothing_if_talk(self, request: str, reply: PlannerReply, note: dict[str, Any]) -> PlannerReply:
+        """No calls, with `note` logged, when the request question (`planners/request_kind.py`) reads the words
+        as talk; `reply` otherwise."""
         talk, usage = self.planner.only_talk(request)
         self._used(usage, "word")
         if not talk:
             return reply
-        self._log("note", {"text": f"{answer.name!r} is only mentioned in words that ask for nothing, as the model "
-                                   "read them: nothing planned"})
-        return replace(reply, answer=PlannedCalls(()), raw={"goal": [], "calls": []})
+        self._log("note", note)
+        return replace(reply, answer=PlannedCalls((), ()), raw=answer_of_calls((), ()))
 
     def _action_named(self, request: str, reply: PlannerReply, state: TableState) -> PlannerReply:
         """An unknown behaviour named by a word the side question does not find to be the request's action
@@ -651,15 +656,10 @@ class SandboxSession:
         if (not about or table.held in about or about & self._last_items()
                 or any(_heard(i, request, table) for i in about)):
             return reply
-        talk, usage = self.planner.only_talk(request)
-        self._used(usage, "word")
-        if not talk:
-            return reply
-        self._log("note", {"text": f"calls about the {' and the '.join(_words(i) for i in sorted(about))}, which "
-                                   "nothing said points to, on words that only talk, as the model read them: "
-                                   "nothing planned", "proposed": [call_text(c) for c in answer.calls],
-                           "goal": [condition_text(c) for c in answer.goal]})
-        return replace(reply, answer=PlannedCalls((), ()), raw=answer_of_calls((), ()))
+        return self._nothing_if_talk(request, reply, {
+            "text": f"calls about the {' and the '.join(_words(i) for i in sorted(about))}, which nothing said "
+                    "points to, on words that only talk, as the model read them: nothing planned",
+            "proposed": [call_text(c) for c in answer.calls], "goal": [condition_text(c) for c in answer.goal]})
 
     def _no_lesson(self, request: str, answer: UnknownBehaviour, again: PlannerReply) -> PlannerReply:
         """An unknown behaviour about no object, in words the action question finds to name no action ("Good
